@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* Atomic file writes and whole-file reads. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int util_afile_open(util_afile *af, const char *path)
+{
+    size_t n = strlen(path) + 32;
+    af->path = util_xstrdup(path);
+    af->tmp = util_xmalloc(n);
+    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    af->f = fopen(af->tmp, "w");
+    if (!af->f) {
+        int err = -errno;
+        free(af->path);
+        free(af->tmp);
+        af->path = af->tmp = NULL;
+        return err;
+    }
+    return 0;
+}
+
+int util_afile_commit(util_afile *af)
+{
+    int rv = 0;
+    if (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0 || ferror(af->f)) {
+        rv = -errno;
+    }
+    if (fclose(af->f) != 0 && rv == 0) {
+        rv = -errno;
+    }
+    af->f = NULL;
+    if (rv == 0 && rename(af->tmp, af->path) != 0) {
+        rv = -errno;
+    }
+    if (rv != 0) {
+        unlink(af->tmp);
+    }
+    free(af->path);
+    free(af->tmp);
+    af->path = af->tmp = NULL;
+    return rv;
+}
+
+void util_afile_abort(util_afile *af)
+{
+    if (af->f) {
+        fclose(af->f);
+        af->f = NULL;
+    }
+    if (af->tmp) {
+        unlink(af->tmp);
+    }
+    free(af->path);
+    free(af->tmp);
+    af->path = af->tmp = NULL;
+}
+
+int util_read_file(const char *path, char **pdata, size_t *plen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return -errno;
+    }
+    size_t len = 0, cap = 65536;
+    char *data = util_xmalloc(cap);
+    for (;;) {
+        size_t got = fread(data + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) {
+            break;
+        }
+        if (cap - len - 1 == 0) {
+            cap *= 2;
+            data = util_xrealloc(data, cap);
+        }
+    }
+    int rv = ferror(f) ? -EIO : 0;
+    fclose(f);
+    if (rv != 0) {
+        free(data);
+        return rv;
+    }
+    data[len] = '\0';
+    *pdata = data;
+    *plen = len;
+    return 0;
+}
