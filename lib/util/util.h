@@ -45,7 +45,8 @@ typedef struct util_afile {
 
 /* Returns 0 or -errno. */
 int util_afile_open(util_afile *af, const char *path);
-/* Flushes, fsyncs and renames; returns 0 or -errno (the temporary file is removed). */
+/* Flushes and renames into place; returns 0 or -errno (the temporary file is removed). No
+ * fsync: these are generated files that a rerun recreates, and thousands are written at once. */
 int util_afile_commit(util_afile *af);
 void util_afile_abort(util_afile *af);
 

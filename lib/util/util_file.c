@@ -28,7 +28,7 @@ int util_afile_open(util_afile *af, const char *path)
 int util_afile_commit(util_afile *af)
 {
     int rv = 0;
-    if (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0 || ferror(af->f)) {
+    if (fflush(af->f) != 0 || ferror(af->f)) {
         rv = -errno;
     }
     if (fclose(af->f) != 0 && rv == 0) {

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* mrcctl: validate and expand topologies, render and install switch tables, show paths. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mrcctl.h"
+#include "util.h"
+
+#define DEFAULT_TOPOLOGY "/etc/mrcfab/topology.json"
+
+static const char usage[] =
+    "usage: mrcctl [-t FILE] [--json] COMMAND ...\n"
+    "\n"
+    "  topo validate [FILE]          check a topology file (exit 2 and the JSON path if bad)\n"
+    "  topo expand [FILE] [--out F]  write the explicit form: every switch, host and cable\n"
+    "  topo cables [FILE]            list every cable with its interface names\n"
+    "  topo hosts [FILE]             list every host port with its addresses and gateway\n"
+    "  routes render (--switch NAME | --all) [--format json|iproute2|sonic|frr] [--out DIR]\n"
+    "  routes install --switch NAME [--netns NS] [--dry-run]\n"
+    "                                reconcile a Linux switch with its table over netlink\n"
+    "  path --from HOST:PORT --to HOST:PORT [--ev EV]\n"
+    "                                the hops and outer address of each EV\n"
+    "\n"
+    "  -t, --topology FILE  topology file (default $MRCFAB_TOPOLOGY, else " DEFAULT_TOPOLOGY ")\n"
+    "  --json               machine-readable output (schemas in schemas/mrcctl/)\n"
+    "\n"
+    "exit status: 0 done, 1 the system failed, 2 bad input\n";
+
+int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (jpath && jpath[0]) {
+        fprintf(stderr, "mrcctl: %s: %s\n", jpath, msg);
+    } else {
+        fprintf(stderr, "mrcctl: %s\n", msg);
+    }
+    if (c->json) {
+        json_object *err = json_object_new_object();
+        json_object_object_add(err, "code", json_object_new_int(code));
+        if (jpath && jpath[0]) {
+            json_object_object_add(err, "path", json_object_new_string(jpath));
+        }
+        json_object_object_add(err, "message", json_object_new_string(msg));
+        json_object *doc = json_object_new_object();
+        json_object_object_add(doc, "error", err);
+        mrcctl_print_json(doc);
+    }
+    return code;
+}
+
+void mrcctl_print_json(json_object *obj)
+{
+    fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+                                                  JSON_C_TO_STRING_SPACED |
+                                                  JSON_C_TO_STRING_NOSLASHESCAPE),
+          stdout);
+    fputc('\n', stdout);
+    json_object_put(obj);
+}
+
+int mrcctl_sink_file(void *user, const char *data, size_t datalen)
+{
+    return fwrite(data, 1, datalen, (FILE *)user) == datalen ? 0 : -1;
+}
+
+int mrcctl_common_opt(mrcctl *c, int opt)
+{
+    switch (opt) {
+    case 'J':
+        c->json = true;
+        return 1;
+    case 't':
+        c->topology = optarg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int mrcctl_load(mrcctl *c, const char *path)
+{
+    fab_error err = {{0}, {0}};
+    if (path) {
+        c->topology = path;
+    }
+    int rv = fab_topo_load_file(c->topology, &c->topo, &err);
+    if (rv == FAB_ERR_INVAL) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, err.path, "%s: %s", c->topology, err.msg);
+    }
+    if (rv != 0) {
+        return mrcctl_fail(c, rv == FAB_ERR_IO ? MRCCTL_BADINPUT : MRCCTL_FAIL, NULL, "%s",
+                           err.msg[0] ? err.msg : fab_strerror(rv));
+    }
+    return MRCCTL_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {MRCCTL_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
+    mrcctl c = {.topology = getenv("MRCFAB_TOPOLOGY")};
+    int opt, rv;
+    util_log_init("mrcctl", stderr);
+    if (!c.topology || !c.topology[0]) {
+        c.topology = DEFAULT_TOPOLOGY;
+    }
+    while ((opt = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+        if (mrcctl_common_opt(&c, opt)) {
+            continue;
+        }
+        fputs(usage, opt == 'h' ? stdout : stderr);
+        return opt == 'h' ? MRCCTL_OK : MRCCTL_BADINPUT;
+    }
+    argc -= optind;
+    argv += optind;
+    if (argc < 1) {
+        fputs(usage, stderr);
+        return MRCCTL_BADINPUT;
+    }
+    optind = 0; /* a fresh getopt scan for the subcommand, which sees argv[0] as its name */
+    if (strcmp(argv[0], "topo") == 0) {
+        rv = mrcctl_topo(&c, argc, argv);
+    } else if (strcmp(argv[0], "routes") == 0) {
+        rv = mrcctl_routes(&c, argc, argv);
+    } else if (strcmp(argv[0], "path") == 0) {
+        rv = mrcctl_path(&c, argc, argv);
+    } else if (strcmp(argv[0], "help") == 0) {
+        fputs(usage, stdout);
+        rv = MRCCTL_OK;
+    } else {
+        rv = mrcctl_fail(&c, MRCCTL_BADINPUT, NULL, "unknown command '%s' (try mrcctl --help)",
+                         argv[0]);
+    }
+    fab_topo_free(c.topo);
+    return rv;
+}
