@@ -248,6 +248,16 @@ static void parse_seg6local(struct nlattr *encap, ctl_nl_route *r)
     r->seg6local = true;
     r->action = attr_u32(tb[SEG6_LOCAL_ACTION], 0);
     r->counters = tb[SEG6_LOCAL_COUNTERS] != NULL;
+    struct nlattr *cnt[SEG6_LOCAL_CNT_MAX + 1];
+    if (r->counters &&
+        nla_parse_nested(cnt, SEG6_LOCAL_CNT_MAX, tb[SEG6_LOCAL_COUNTERS], NULL) == 0) {
+        if (cnt[SEG6_LOCAL_CNT_PACKETS] && nla_len(cnt[SEG6_LOCAL_CNT_PACKETS]) >= 8) {
+            r->packets = nla_get_u64(cnt[SEG6_LOCAL_CNT_PACKETS]);
+        }
+        if (cnt[SEG6_LOCAL_CNT_ERRORS] && nla_len(cnt[SEG6_LOCAL_CNT_ERRORS]) >= 8) {
+            r->errors = nla_get_u64(cnt[SEG6_LOCAL_CNT_ERRORS]);
+        }
+    }
     if (tb[SEG6_LOCAL_FLAVORS] &&
         nla_parse_nested(fl, SEG6_LOCAL_FLV_MAX, tb[SEG6_LOCAL_FLAVORS], NULL) == 0) {
         r->flv_ops = attr_u32(fl[SEG6_LOCAL_FLV_OPERATION], 0);

@@ -26,6 +26,7 @@ typedef struct ctl_nl_route {
     uint32_t flv_ops; /* bitmask of SEG6_LOCAL_FLV_OP_* */
     uint8_t lblen, nflen;
     bool counters;
+    uint64_t packets, errors; /* the counters' values in a dump */
 } ctl_nl_route;
 
 typedef struct ctl_nl_addr {

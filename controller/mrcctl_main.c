@@ -18,6 +18,7 @@ static const char usage[] =
     "  topo expand [FILE] [--out F]  write the explicit form: every switch, host and cable\n"
     "  topo cables [FILE]            list every cable with its interface names\n"
     "  topo hosts [FILE]             list every host port with its addresses and gateway\n"
+    "  topo switches [FILE]          list every switch with its uSID and SID device\n"
     "  routes render (--switch NAME | --all) [--format json|iproute2|sonic|frr] [--out DIR]\n"
     "  routes install --switch NAME [--netns NS] [--dry-run]\n"
     "                                reconcile a Linux switch with its table over netlink\n"

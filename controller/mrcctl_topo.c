@@ -158,11 +158,14 @@ static int cables(mrcctl *c)
     return MRCCTL_OK;
 }
 
-/* Every cabled host port: its interface, own address, uSID address and the T0 gateway. */
+/* Every cabled host port: its interface, own address, uSID address, the T0 gateway, and the
+ * uSID block the host reaches through that gateway. */
 static int hosts(mrcctl *c)
 {
     const fab_topo *topo = c->topo;
     json_object *list = c->json ? json_object_new_array() : NULL;
+    char block[48], a[64];
+    fab_addr_str(fab_topo_plan(topo)->block, block);
     for (uint32_t h = 0; h < fab_topo_nhosts(topo); h++) {
         for (unsigned p = 0; p < fab_topo_planes(topo); p++) {
             uint32_t sw;
@@ -172,7 +175,7 @@ static int hosts(mrcctl *c)
             }
             fab_switch t0;
             uint8_t addr[16], uaddr[16], gw[16];
-            char ifname[FAB_IFNAME_MAX], t0if[FAB_IFNAME_MAX], a[48], ua[48], g[48];
+            char ifname[FAB_IFNAME_MAX], t0if[FAB_IFNAME_MAX], ua[48], g[48];
             fab_switch_get(topo, sw, &t0);
             fab_host_ifname(topo, h, p, ifname, sizeof(ifname));
             fab_switch_ifname(topo, sw, x, t0if, sizeof(t0if));
@@ -183,8 +186,8 @@ static int hosts(mrcctl *c)
             fab_addr_str(uaddr, ua);
             fab_addr_str(gw, g);
             if (!list) {
-                printf("%s %u %s %s %s %s %s %u %s\n", fab_host_name(topo, h), p, ifname, a, ua,
-                       g, t0.name, x, t0if);
+                printf("%s %u %s %s %s %s %s %u %s %s/32\n", fab_host_name(topo, h), p, ifname,
+                       a, ua, g, t0.name, x, t0if, block);
                 continue;
             }
             json_object *o = json_object_new_object();
@@ -200,7 +203,43 @@ static int hosts(mrcctl *c)
     }
     if (list) {
         json_object *doc = json_object_new_object();
+        snprintf(a, sizeof(a), "%s/32", block);
+        json_object_object_add(doc, "block", json_object_new_string(a));
         json_object_object_add(doc, "host_ports", list);
+        mrcctl_print_json(doc);
+    }
+    return MRCCTL_OK;
+}
+
+/* Every switch: plane, tier, index, uSID, SID device and port count. */
+static int switches(mrcctl *c)
+{
+    const fab_topo *topo = c->topo;
+    json_object *list = c->json ? json_object_new_array() : NULL;
+    for (uint32_t sw = 0; sw < fab_topo_nswitches(topo); sw++) {
+        fab_switch s;
+        char usid[8];
+        fab_switch_get(topo, sw, &s);
+        snprintf(usid, sizeof(usid), "0x%04x", s.usid);
+        const char *tier = s.tier == FAB_TIER_T0 ? "t0" : "t1";
+        if (!list) {
+            printf("%s %u %s %u %s %s %u\n", s.name, s.plane, tier, s.index, usid, s.sid_device,
+                   s.nports);
+            continue;
+        }
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(s.name));
+        json_object_object_add(o, "plane", json_object_new_int((int)s.plane));
+        json_object_object_add(o, "tier", json_object_new_string(tier));
+        json_object_object_add(o, "index", json_object_new_int((int)s.index));
+        json_object_object_add(o, "usid", json_object_new_string(usid));
+        json_object_object_add(o, "sid_device", json_object_new_string(s.sid_device));
+        json_object_object_add(o, "ports", json_object_new_int((int)s.nports));
+        json_object_array_add(list, o);
+    }
+    if (list) {
+        json_object *doc = json_object_new_object();
+        json_object_object_add(doc, "switches", list);
         mrcctl_print_json(doc);
     }
     return MRCCTL_OK;
@@ -208,17 +247,17 @@ static int hosts(mrcctl *c)
 
 int mrcctl_topo(mrcctl *c, int argc, char **argv)
 {
-    static const char *const verbs[] = {"validate", "expand", "cables", "hosts"};
+    static const char *const verbs[] = {"validate", "expand", "cables", "hosts", "switches"};
     const char *out = NULL, *file = NULL;
     int verb = -1, rv;
-    for (int i = 0; argc > 1 && i < 4; i++) {
+    for (int i = 0; argc > 1 && i < 5; i++) {
         if (strcmp(argv[1], verbs[i]) == 0) {
             verb = i;
         }
     }
     if (verb < 0) {
         return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "usage: mrcctl topo validate|expand|cables|hosts [FILE]");
+                           "usage: mrcctl topo validate|expand|cables|hosts|switches [FILE]");
     }
     if ((rv = parse_opts(c, argc - 1, argv + 1, verb == 1 ? &out : NULL, &file)) != 0) {
         return rv;
@@ -253,7 +292,9 @@ int mrcctl_topo(mrcctl *c, int argc, char **argv)
         return expand(c, out);
     case 2:
         return cables(c);
-    default:
+    case 3:
         return hosts(c);
+    default:
+        return switches(c);
     }
 }

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The lab fabric: every switch and host of a topology as a network namespace, every cable a
+# veth pair, every switch table installed with `mrcctl routes install`.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+topo="$root/deploy/topologies/lab.json"
+prefix=mf
+bin="${MRCFAB_BIN:-$root/build/bin}"
+
+usage() {
+    cat <<EOF
+usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|link-down|link-up [ARGS]
+
+  up                    build the fabric (tears down an earlier one of the same prefix first)
+  down                  remove every namespace (and so every veth) of the prefix
+  status                list the namespaces and installed route counts
+  link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1)
+  link-up A B           bring it back
+
+  -t TOPOLOGY   topology file (default deploy/topologies/lab.json)
+  -p PREFIX     namespace name prefix (default mf): element X lives in netns PREFIX-X
+  -b BINDIR     where mrcctl is (default build/bin)
+EOF
+    exit 2
+}
+
+while getopts "t:p:b:h" opt; do
+    case $opt in
+    t) topo=$OPTARG ;;
+    p) prefix=$OPTARG ;;
+    b) bin=$OPTARG ;;
+    *) usage ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+
+mrcctl() { "$bin/mrcctl" -t "$topo" "$@"; }
+ns() { echo "$prefix-$1"; }
+nsx() { local n; n=$(ns "$1"); shift; ip netns exec "$n" "$@"; }
+
+namespaces() {
+    ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${prefix}-" || true
+}
+
+down() {
+    local n
+    for n in $(namespaces); do
+        ip netns del "$n" 2>/dev/null || true
+    done
+}
+
+# A namespace with DAD off (static addresses are unique by plan) and the given forwarding.
+make_ns() {
+    local name=$1 fwd=$2
+    ip netns add "$(ns "$name")"
+    nsx "$name" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+        net.ipv6.conf.all.forwarding="$fwd" net.ipv6.conf.default.forwarding="$fwd" \
+        net.ipv6.conf.default.keep_addr_on_down=1
+    ip -n "$(ns "$name")" link set lo up
+}
+
+# veth checksum offload hides checksum bugs (DESIGN.md §7): the lab computes them for real.
+veth_up() {
+    local n=$1 dev=$2
+    ip -n "$n" link set "$dev" up
+    ip netns exec "$n" ethtool -K "$dev" tx off >/dev/null 2>&1 || true
+}
+
+install_switch() {
+    mrcctl routes install --switch "$1" --netns "$(ns "$1")" >/dev/null
+}
+
+# A host port owns its inner address and the uSID address its T0 leaves in the outer header,
+# and reaches the block over its plane's port (one metric per plane keeps the routes apart).
+host_port() {
+    local host=$1 port=$2 ifname=$3 addr=$4 uaddr=$5 gw=$6 block=$7 n
+    n=$(ns "$host")
+    ip -n "$n" addr replace "$addr/128" dev "$ifname" nodad
+    ip -n "$n" addr replace "$uaddr/128" dev "$ifname" nodad
+    ip -n "$n" -6 route replace "$block" via "$gw" dev "$ifname" metric $((1024 + port))
+}
+
+up() {
+    down
+    trap 'echo "lab: interrupted, cleaning up" >&2; down; exit 130' INT TERM
+    trap 'rc=$?; if [ $rc -ne 0 ]; then echo "lab: failed, cleaning up" >&2; down; fi' EXIT
+    mrcctl topo validate >/dev/null
+    local name plane tier index usid sid ports
+    while read -r name plane tier index usid sid ports; do
+        make_ns "$name" 1
+        # no dummy device on this kernel: a spare veth pair carries the local SIDs
+        ip -n "$(ns "$name")" link add "$sid" type veth peer name "${sid}p"
+        ip -n "$(ns "$name")" link set "$sid" up
+        ip -n "$(ns "$name")" link set "${sid}p" up
+    done < <(mrcctl topo switches)
+    local host port ifname addr uaddr gw t0 t0port t0if block
+    declare -A seen
+    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
+        if [ -z "${seen[$host]:-}" ]; then
+            make_ns "$host" 0
+            seen[$host]=1
+        fi
+    done < <(mrcctl topo hosts)
+    local kind a aport aif b bport bif
+    while read -r kind plane a aport aif b bport bif; do
+        ip link add "$aif" netns "$(ns "$a")" type veth peer name "$bif" netns "$(ns "$b")"
+        veth_up "$(ns "$a")" "$aif"
+        veth_up "$(ns "$b")" "$bif"
+    done < <(mrcctl topo cables)
+    while read -r name plane tier index usid sid ports; do
+        install_switch "$name"
+    done < <(mrcctl topo switches)
+    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
+        host_port "$host" "$port" "$ifname" "$addr" "$uaddr" "$gw" "$block"
+    done < <(mrcctl topo hosts)
+    trap - INT TERM EXIT
+    echo "lab: up: $(namespaces | wc -l) namespaces from $topo (prefix $prefix)"
+}
+
+status() {
+    local n count
+    for n in $(namespaces); do
+        count=$(ip -n "$n" -6 route show proto 201 2>/dev/null | wc -l)
+        echo "$n routes=$count"
+    done
+}
+
+# The veth of the cable between elements A and B, seen from A: "netns ifname".
+cable_end() {
+    local a=$1 b=$2 kind plane x xport xif y yport yif
+    while read -r kind plane x xport xif y yport yif; do
+        if [ "$x" = "$a" ] && [ "$y" = "$b" ]; then
+            echo "$(ns "$x") $xif"
+            return 0
+        elif [ "$x" = "$b" ] && [ "$y" = "$a" ]; then
+            echo "$(ns "$y") $yif"
+            return 0
+        fi
+    done < <(mrcctl topo cables)
+    echo "lab: no cable between $a and $b" >&2
+    return 2
+}
+
+# Reconciles element X after its port came back: the kernel drops the routes and link-local
+# addresses of a port that goes down, as it would on any Linux switch, and a new install puts
+# back exactly what is missing.
+reconcile() {
+    local x=$1 host port ifname addr uaddr gw t0 t0port t0if block
+    if [ -n "$(mrcctl topo switches | awk -v x="$x" '$1 == x')" ]; then
+        install_switch "$x"
+        return
+    fi
+    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
+        if [ "$host" = "$x" ]; then
+            host_port "$host" "$port" "$ifname" "$addr" "$uaddr" "$gw" "$block"
+        fi
+    done < <(mrcctl topo hosts)
+}
+
+link_set() {
+    [ $# -eq 3 ] || usage
+    local end
+    end=$(cable_end "$1" "$2")
+    # shellcheck disable=SC2086
+    ip -n ${end% *} link set "${end#* }" "$3"
+    if [ "$3" = up ]; then
+        reconcile "$1"
+        reconcile "$2"
+        # neighbours probed while the link was down sit in FAILED: resolve them afresh
+        local far
+        far=$(cable_end "$2" "$1")
+        # shellcheck disable=SC2086
+        ip -n ${end% *} neigh flush dev "${end#* }"
+        # shellcheck disable=SC2086
+        ip -n ${far% *} neigh flush dev "${far#* }"
+    fi
+}
+
+case $cmd in
+up) up ;;
+down) down ;;
+status) status ;;
+link-down) link_set "$@" down ;;
+link-up) link_set "$@" up ;;
+*) usage ;;
+esac
