@@ -1006,6 +1006,8 @@ static int parse_cables(loader *ld, json_object *root)
             (rv = parse_end(ld, c, "b", &eb, &pb)) != 0) {
             goto next;
         }
+        /* the switch end first; the keys follow their ends so that errors name the right one */
+        const char *ka = "a", *kb = "b";
         if ((ea & FAB_HOST_TAG) && !(eb & FAB_HOST_TAG)) {
             uint32_t te = ea;
             unsigned tp = pa;
@@ -1013,16 +1015,18 @@ static int parse_cables(loader *ld, json_object *root)
             pa = pb;
             eb = te;
             pb = tp;
+            ka = "b";
+            kb = "a";
         }
         if (ea & FAB_HOST_TAG) {
             rv = fail(ld, "a cable joins two hosts; hosts connect to T0 switches only");
             goto next;
         }
         const fab_sw *sa = &topo->sw[ea];
-        size_t o3 = push_key(ld, "a");
+        size_t o3 = push_key(ld, ka);
         rv = port_used(ld, ea, pa);
         pop(ld, o3);
-        o3 = push_key(ld, "b");
+        o3 = push_key(ld, kb);
         if (rv == 0) {
             rv = port_used(ld, eb, pb);
         }
