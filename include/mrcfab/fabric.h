@@ -241,8 +241,8 @@ typedef struct fab_template {
     uint32_t t1_mask;
 } fab_template;
 
-/* Builds the template from host |src| to host |dst|. Returns 0 or FAB_ERR_INVAL when the
- * hosts share no plane. */
+/* Builds the template from host |src| to host |dst|. Returns 0 or FAB_ERR_INVAL when they are
+ * the same host or share no plane. */
 int fab_template_init(const fab_topo *topo, uint32_t src, uint32_t dst, fab_template *tmpl);
 /* The outer destination address of |ev|. Returns 0 or FAB_ERR_INVAL when the EV's plane is
  * not usable or its T1 does not exist. */

@@ -42,8 +42,10 @@ typedef struct fab_sw {
     uint16_t nports;
     uint8_t plane;
     uint8_t tier;
-    uint8_t pinned; /* usid was pinned by the file */
-    uint8_t pad[3];
+    uint8_t pinned;    /* usid pinned: 1 by the switch object, 2 by overrides.switches */
+    uint8_t if_source;  /* own interface naming: 1 switch object, 2 overrides.switches */
+    uint8_t sid_source; /* own SID device: 1 switch object, 2 overrides.switches */
+    uint8_t pad;
 } fab_sw;
 
 typedef enum fab_missing_kind { FAB_MISSING_UPLINK = 0, FAB_MISSING_HOST = 1 } fab_missing_kind;

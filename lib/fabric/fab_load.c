@@ -198,25 +198,29 @@ static int check_name(loader *ld, const char *s)
     return 0;
 }
 
-/* An interface name or pattern: printable, no slash, colon or blank (the kernel refuses them). */
+/* An interface name or pattern. Letters, digits, '.', '_' and '-' name every real switch port
+ * (Ethernet0, swp1s0, eth0.100) and are safe in JSON, SONiC keys, FRR and shell alike. */
 static int check_ifpattern(loader *ld, const char *s, bool pattern)
 {
     size_t n = strlen(s);
+    const char *at = strstr(s, "{port}");
     if (n == 0 || n >= 64) {
         return fail(ld, "'%.80s' is not a valid interface name", s);
     }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!isgraph(c) || c == '/' || c == ':') {
-            return fail(ld, "'%.80s' is not a valid interface name", s);
-        }
-    }
-    const char *at = strstr(s, "{port}");
     if (pattern && (!at || strstr(at + 1, "{port}"))) {
         return fail(ld, "interface pattern '%s' must contain '{port}' exactly once", s);
     }
     if (!pattern && n >= FAB_IFNAME_MAX) {
         return fail(ld, "interface name '%s' is longer than %d characters", s, FAB_IFNAME_MAX - 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (pattern && at && s + i >= at && s + i < at + 6) {
+            continue;
+        }
+        if (!isalnum(c) && c != '.' && c != '_' && c != '-') {
+            return fail(ld, "'%.80s' is not a valid interface name (letters, digits, . _ -)", s);
+        }
     }
     return 0;
 }
@@ -541,6 +545,7 @@ static int parse_switch_extras(loader *ld, uint32_t sw, json_object *o, uint8_t 
             (rv = check_ifpattern(ld, json_object_get_string(v), false)) == 0) {
             const char *s = json_object_get_string(v);
             rv = fab_arena_add(topo, s, strlen(s), &topo->sw[sw].sid_dev);
+            topo->sw[sw].sid_source = pin_source;
         }
         pop(ld, old);
         if (rv != 0) {
@@ -551,6 +556,7 @@ static int parse_switch_extras(loader *ld, uint32_t sw, json_object *o, uint8_t 
         size_t old = push_key(ld, "interfaces");
         rv = parse_switch_ifspec(ld, sw, v);
         pop(ld, old);
+        topo->sw[sw].if_source = pin_source;
     }
     return rv;
 }

@@ -85,13 +85,11 @@ int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev
         fab_host_attach(topo, dst, p, &b, &bx) != 0) {
         return FAB_ERR_INVAL;
     }
-    if (a == b) {
-        fill_path(topo, a, b, bx, p, -1, ppath);
-    } else if (j < topo->nt1[p]) {
-        fill_path(topo, a, b, bx, p, (int)j, ppath);
-    } else {
+    /* an EV is valid when its T1 exists, even where the path does not cross a T1 */
+    if (j >= topo->nt1[p]) {
         return FAB_ERR_INVAL;
     }
+    fill_path(topo, a, b, bx, p, a == b ? -1 : (int)j, ppath);
     ppath->ev = ev;
     return 0;
 }
@@ -100,6 +98,9 @@ int fab_template_init(const fab_topo *topo, uint32_t src, uint32_t dst, fab_temp
 {
     const fab_plan *plan = &topo->plan;
     memset(tmpl, 0, sizeof(*tmpl));
+    if (src == dst) {
+        return FAB_ERR_INVAL;
+    }
     tmpl->plane_shift = (uint8_t)(32 - plan->plane_bits);
     tmpl->t1_shift = (uint8_t)(32 - plan->plane_bits - plan->index_bits);
     tmpl->t1_mask = (1u << plan->index_bits) - 1;
@@ -134,11 +135,11 @@ int fab_template_outer(const fab_template *tmpl, uint32_t ev, uint8_t dest[16])
     if (p >= FAB_MAX_PLANES || !(tmpl->planes_ok & (1u << p))) {
         return FAB_ERR_INVAL;
     }
+    if (j >= tmpl->nt1[p]) {
+        return FAB_ERR_INVAL;
+    }
     memcpy(dest, tmpl->base[p], 16);
     if (!tmpl->local[p]) {
-        if (j >= tmpl->nt1[p]) {
-            return FAB_ERR_INVAL;
-        }
         uint16_t u = tmpl->t1_usid[p][j];
         dest[6] = (uint8_t)(u >> 8);
         dest[7] = (uint8_t)u;
@@ -186,6 +187,10 @@ int fab_outer_decode(const fab_topo *topo, const uint8_t addr[16], fab_outer *po
     }
     if (n == 4 && (t1 == FAB_NONE || topo->sw[t1].tier != FAB_TIER_T1 ||
                    topo->sw[t1].plane != topo->sw[a].plane || a == b)) {
+        return FAB_ERR_INVAL;
+    }
+    /* only a down-port with a host on it ends a path: nothing owns the others' addresses */
+    if (topo->ports[topo->sw[b].port0 + x].peer_kind != FAB_PEER_HOST) {
         return FAB_ERR_INVAL;
     }
     pout->plane = topo->sw[a].plane;

@@ -127,22 +127,29 @@ int fab_index_build(fab_topo *topo, fab_error *perr)
         uint32_t i = name_hash(name, len) & topo->hash_mask;
         for (; topo->hash[i] != FAB_NONE; i = (i + 1) & topo->hash_mask) {
             uint32_t o = topo->hash[i];
-            if (strcmp(elem_name(topo, o), name) == 0) {
-                char first[64];
-                if (o & FAB_HOST_TAG) {
-                    snprintf(first, sizeof(first), "$.hosts[%u]", o & ~FAB_HOST_TAG);
-                } else {
-                    snprintf(first, sizeof(first), "$.switches[%u]", o);
-                }
-                char path[64];
-                if (e & FAB_HOST_TAG) {
-                    snprintf(path, sizeof(path), "$.hosts[%u].name", e & ~FAB_HOST_TAG);
-                } else {
-                    snprintf(path, sizeof(path), "$.switches[%u].name", e);
-                }
-                fab_error_set(perr, path, "duplicate name '%s' (first used at %s)", name, first);
+            if (strcmp(elem_name(topo, o), name) != 0) {
+                continue;
+            }
+            if (topo->dl_ports) {
+                /* parametric: generated switch names are distinct, so the host pattern clashed */
+                fab_error_set(perr, "$.host_name",
+                              "the host name pattern makes '%s', which is already a switch's name",
+                              name);
                 return FAB_ERR_INVAL;
             }
+            char first[64], path[64];
+            if (o & FAB_HOST_TAG) {
+                snprintf(first, sizeof(first), "$.hosts[%u]", o & ~FAB_HOST_TAG);
+            } else {
+                snprintf(first, sizeof(first), "$.switches[%u]", o);
+            }
+            if (e & FAB_HOST_TAG) {
+                snprintf(path, sizeof(path), "$.hosts[%u].name", e & ~FAB_HOST_TAG);
+            } else {
+                snprintf(path, sizeof(path), "$.switches[%u].name", e);
+            }
+            fab_error_set(perr, path, "duplicate name '%s' (first used at %s)", name, first);
+            return FAB_ERR_INVAL;
         }
         topo->hash[i] = e;
     }

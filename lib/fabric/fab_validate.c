@@ -222,6 +222,73 @@ static unsigned digits(unsigned v)
     return n;
 }
 
+/* The port whose name |pat| makes equal to |name| (a canonical decimal in place of {port}). */
+static bool pattern_port(const char *pat, const char *name, unsigned *pport)
+{
+    const char *at = strstr(pat, "{port}");
+    size_t pre = (size_t)(at - pat), post = strlen(at + 6), n = strlen(name);
+    if (n <= pre + post || strncmp(name, pat, pre) != 0 || strcmp(name + n - post, at + 6) != 0) {
+        return false;
+    }
+    const char *d = name + pre;
+    size_t nd = n - pre - post;
+    if (nd > 5 || (d[0] == '0' && nd > 1)) {
+        return false;
+    }
+    unsigned v = 0;
+    for (size_t k = 0; k < nd; k++) {
+        if (d[k] < '0' || d[k] > '9') {
+            return false;
+        }
+        v = v * 10 + (unsigned)(d[k] - '0');
+    }
+    *pport = v;
+    return true;
+}
+
+/* Whether |name| is the name of a port of switch |sw| other than |self|. */
+static bool names_port(const fab_topo *topo, const fab_sw *s, const char *name, int self,
+                       unsigned *pport)
+{
+    const fab_ifspec *spec = &topo->ifspecs[s->ifspec];
+    const fab_ifexc *exc = topo->ifexc + spec->exc0;
+    for (uint32_t k = 0; k < spec->nexc; k++) {
+        if ((int)exc[k].port != self && strcmp(fab_str(topo, exc[k].name), name) == 0) {
+            *pport = exc[k].port;
+            return true;
+        }
+    }
+    unsigned q;
+    if (!pattern_port(fab_str(topo, spec->pattern), name, &q) || q >= s->nports ||
+        (int)q == self) {
+        return false;
+    }
+    for (uint32_t k = 0; k < spec->nexc; k++) {
+        if (exc[k].port == q) {
+            return false; /* port q has an exception: the pattern's name is not used */
+        }
+    }
+    *pport = q;
+    return true;
+}
+
+/* The path of |suffix| (".pattern", ".ports.3") under the interfaces of switch |sw|. */
+static void if_path(const fab_topo *topo, uint32_t sw, const char *suffix, char *dest,
+                    size_t destlen)
+{
+    char sub[48];
+    if (topo->sw[sw].if_source == 2) {
+        snprintf(dest, destlen, "$.overrides.switches.%s.interfaces%s",
+                 fab_str(topo, topo->sw[sw].name), suffix);
+    } else {
+        snprintf(sub, sizeof(sub), ".interfaces%s", suffix);
+        sw_path(topo, sw, sub, false, dest, destlen);
+    }
+}
+
+/* Interface names fit the kernel's 15 characters and name one port each, never the SID device:
+ * two ports on one device would merge their routes. Patterns are unique by construction, so
+ * only exceptions and SID devices need a look. */
 static int check_ifnames(const fab_topo *topo, fab_error *perr)
 {
     char path[FAB_PATH_MAX];
@@ -235,11 +302,41 @@ static int check_ifnames(const fab_topo *topo, fab_error *perr)
             if (spec < 3) {
                 snprintf(path, sizeof(path), "$.interfaces.%s", tiers[spec]);
             } else {
-                sw_path(topo, i, ".interfaces.pattern", false, path, sizeof(path));
+                if_path(topo, i, ".pattern", path, sizeof(path));
             }
             fab_error_set(perr, path,
                           "pattern '%s' makes interface names longer than %d characters (port %u)",
                           pat, FAB_IFNAME_MAX - 1, maxport);
+            return FAB_ERR_INVAL;
+        }
+        if (i == topo->nsw) {
+            break;
+        }
+        const fab_sw *s = &topo->sw[i];
+        const fab_ifspec *sp = &topo->ifspecs[spec];
+        unsigned q;
+        for (uint32_t k = 0; k < sp->nexc; k++) {
+            const fab_ifexc *x = &topo->ifexc[sp->exc0 + k];
+            if (names_port(topo, s, fab_str(topo, x->name), x->port, &q)) {
+                char suffix[32];
+                snprintf(suffix, sizeof(suffix), ".ports.%u", x->port);
+                if_path(topo, i, suffix, path, sizeof(path));
+                fab_error_set(perr, path, "'%s' names ports %u and %u of '%s'",
+                              fab_str(topo, x->name), x->port, q, fab_str(topo, s->name));
+                return FAB_ERR_INVAL;
+            }
+        }
+        if (names_port(topo, s, fab_str(topo, s->sid_dev), -1, &q)) {
+            if (s->sid_source == 2) {
+                snprintf(path, sizeof(path), "$.overrides.switches.%s.sid_device",
+                         fab_str(topo, s->name));
+            } else if (s->sid_source == 1) {
+                sw_path(topo, i, ".sid_device", false, path, sizeof(path));
+            } else {
+                snprintf(path, sizeof(path), "$.interfaces.sid_device");
+            }
+            fab_error_set(perr, path, "the SID device '%s' of '%s' is also the name of port %u",
+                          fab_str(topo, s->sid_dev), fab_str(topo, s->name), q);
             return FAB_ERR_INVAL;
         }
     }
