@@ -50,6 +50,8 @@ typedef struct lab {
     probe *probes;
     size_t nprobes;
     const char *down_a, *down_b;
+    uint32_t only_src, only_dst; /* FAB_NONE: every host */
+    bool verbose;
     size_t bad_arrivals;
 } lab;
 
@@ -142,6 +144,10 @@ static void plan_probes(lab *l, uint64_t seed)
     fab_path *paths = util_xcalloc(2048, sizeof(fab_path));
     for (uint32_t s = 0; s < fab_topo_nhosts(topo); s++) {
         for (uint32_t d = 0; d < fab_topo_nhosts(topo); d++) {
+            if ((l->only_src != FAB_NONE && s != l->only_src) ||
+                (l->only_dst != FAB_NONE && d != l->only_dst)) {
+                continue;
+            }
             for (unsigned p = 0; p < fab_topo_planes(topo) && s != d; p++) {
                 size_t n;
                 if (fab_path_enum(topo, s, p, d, p, paths, 2048, &n) != 0) {
@@ -344,14 +350,27 @@ int main(int argc, char **argv)
                                          {"prefix", required_argument, NULL, 'p'},
                                          {"down", required_argument, NULL, 'd'},
                                          {"seed", required_argument, NULL, 's'},
+                                         {"from", required_argument, NULL, 'f'},
+                                         {"to", required_argument, NULL, 'o'},
+                                         {"verbose", no_argument, NULL, 'v'},
                                          {NULL, 0, NULL, 0}};
-    lab l = {.prefix = "mf"};
+    lab l = {.prefix = "mf", .only_src = FAB_NONE, .only_dst = FAB_NONE};
+    const char *from = NULL, *to = NULL;
     const char *path = NULL;
     char *da = NULL, *db = NULL;
     uint64_t seed = 1;
     int opt;
-    while ((opt = getopt_long(argc, argv, "t:p:d:s:", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "t:p:d:s:v", opts, NULL)) != -1) {
         switch (opt) {
+        case 'f':
+            from = optarg;
+            break;
+        case 'o':
+            to = optarg;
+            break;
+        case 'v':
+            l.verbose = true;
+            break;
         case 't':
             path = optarg;
             break;
@@ -370,7 +389,8 @@ int main(int argc, char **argv)
             seed = strtoull(optarg, NULL, 0);
             break;
         default:
-            fprintf(stderr, "usage: lab-paths -t TOPOLOGY [-p PREFIX] [--down A,B] [--seed S]\n");
+            fprintf(stderr, "usage: lab-paths -t TOPOLOGY [-p PREFIX] [--down A,B] [--seed S] "
+                            "[--from HOST] [--to HOST] [--verbose]\n");
             return 2;
         }
     }
@@ -381,6 +401,11 @@ int main(int argc, char **argv)
         return 2;
     }
     l.topo = topo;
+    if ((from && (l.only_src = fab_host_find(topo, from)) == FAB_NONE) ||
+        (to && (l.only_dst = fab_host_find(topo, to)) == FAB_NONE)) {
+        fprintf(stderr, "lab-paths: no such host\n");
+        return 2;
+    }
     plan_probes(&l, seed);
     uint32_t nsw = fab_topo_nswitches(topo);
     uint64_t *p0 = util_xcalloc(nsw, 8), *e0 = util_xcalloc(nsw, 8);
@@ -421,6 +446,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < l.nprobes; i++) {
         const probe *pr = &l.probes[i];
         expected_lost += pr->expect_lost;
+        if (l.verbose) {
+            char addr[48];
+            printf("  %s:%u -> %s:%u  EV 0x%08" PRIx32 "  outer %-34s %s\n",
+                   fab_host_name(topo, pr->src), pr->plane, fab_host_name(topo, pr->dst),
+                   pr->plane, pr->ev, fab_addr_str(pr->path.outer, addr),
+                   pr->arrived ? "arrived" : "lost");
+        }
         if (pr->arrived == !pr->expect_lost) {
             continue;
         }
@@ -445,9 +477,13 @@ int main(int argc, char **argv)
             }
         }
         for (uint32_t sw = 0; sw < nsw; sw++) {
+            fab_switch s;
+            fab_switch_get(topo, sw, &s);
+            if (l.verbose && p1[sw] != p0[sw]) {
+                printf("  %-10s ran its uN (End, next-csid) %" PRIu64 " time%s\n", s.name,
+                       p1[sw] - p0[sw], p1[sw] - p0[sw] == 1 ? "" : "s");
+            }
             if (p1[sw] - p0[sw] != want[sw] || e1[sw] != e0[sw]) {
-                fab_switch s;
-                fab_switch_get(topo, sw, &s);
                 fprintf(stderr,
                         "lab-paths: %s ran End %" PRIu64 " times (%" PRIu64
                         " errors), expected %" PRIu64 "\n",

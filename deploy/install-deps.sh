@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs the Debian 12 packages mrcfab builds, runs and tests with (as root; idempotent).
+set -euo pipefail
+
+packages=(
+    build-essential cmake pkg-config git
+    libevent-dev libmicrohttpd-dev libjson-c-dev libsqlite3-dev
+    libnl-3-dev libnl-route-3-dev check
+    clang libclang-rt-14-dev
+    iproute2 nftables ethtool procps
+)
+# npm runs the schema validators; a machine that already has Node.js keeps its own
+if ! command -v npm >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: run as root to install: ${missing[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
