@@ -238,7 +238,8 @@ int fab_ifname_format(const fab_topo *topo, const fab_ifspec *spec, unsigned por
                       size_t destlen)
 {
     /* exceptions are sorted by port: binary search */
-    const fab_ifexc *exc = topo->ifexc + spec->exc0;
+    /* no array at all when no switch has exceptions: never offset a null pointer */
+    const fab_ifexc *exc = spec->nexc ? topo->ifexc + spec->exc0 : NULL;
     size_t lo = 0, hi = spec->nexc;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

@@ -251,7 +251,8 @@ static bool names_port(const fab_topo *topo, const fab_sw *s, const char *name, 
                        unsigned *pport)
 {
     const fab_ifspec *spec = &topo->ifspecs[s->ifspec];
-    const fab_ifexc *exc = topo->ifexc + spec->exc0;
+    /* no array at all when no switch has exceptions: never offset a null pointer */
+    const fab_ifexc *exc = spec->nexc ? topo->ifexc + spec->exc0 : NULL;
     for (uint32_t k = 0; k < spec->nexc; k++) {
         if ((int)exc[k].port != self && strcmp(fab_str(topo, exc[k].name), name) == 0) {
             *pport = exc[k].port;
