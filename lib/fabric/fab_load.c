@@ -23,15 +23,33 @@ typedef struct loader {
     uint8_t *missing_up[FAB_MAX_PLANES]; /* bitmap a * nt1 + j, filled before cabling */
 } loader;
 
+/* Messages quote the input, which need not be UTF-8 or printable: keep them printable ASCII so
+ * that they go into JSON documents and terminals whole. */
+static void printable(char *s)
+{
+    for (; *s; s++) {
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e) {
+            *s = '?';
+        }
+    }
+}
+
+static void error_vset(fab_error *perr, const char *path, const char *fmt, va_list ap)
+{
+    snprintf(perr->path, sizeof(perr->path), "%s", path);
+    vsnprintf(perr->msg, sizeof(perr->msg), fmt, ap);
+    printable(perr->path);
+    printable(perr->msg);
+}
+
 void fab_error_set(fab_error *perr, const char *path, const char *fmt, ...)
 {
     if (!perr) {
         return;
     }
-    snprintf(perr->path, sizeof(perr->path), "%s", path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(perr->msg, sizeof(perr->msg), fmt, ap);
+    error_vset(perr, path, fmt, ap);
     va_end(ap);
 }
 
@@ -39,10 +57,9 @@ static int fail(loader *ld, const char *fmt, ...) __attribute__((format(printf, 
 static int fail(loader *ld, const char *fmt, ...)
 {
     if (ld->err) {
-        snprintf(ld->err->path, sizeof(ld->err->path), "%s", ld->path);
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(ld->err->msg, sizeof(ld->err->msg), fmt, ap);
+        error_vset(ld->err, ld->path, fmt, ap);
         va_end(ap);
     }
     return FAB_ERR_INVAL;
@@ -236,7 +253,9 @@ static int parse_block(loader *ld, const char *text, uint8_t dest[16])
     buf[slash - text] = '\0';
     char *end;
     long len = strtol(slash + 1, &end, 10);
-    if (inet_pton(AF_INET6, buf, dest) != 1 || *end != '\0' || end == slash + 1) {
+    /* the length in plain digits: no sign, blank or leading zero */
+    if (inet_pton(AF_INET6, buf, dest) != 1 || *end != '\0' || !isdigit((unsigned char)slash[1]) ||
+        (slash[1] == '0' && slash[2] != '\0')) {
         return fail(ld, "'%.80s' is not an IPv6 prefix (like fcbb:bb00::/32)", text);
     }
     if (len != 32) {
@@ -511,10 +530,13 @@ static int parse_usid(loader *ld, json_object *o, uint16_t *pusid)
         v = (uint64_t)i;
     } else if (json_object_is_type(o, json_type_string)) {
         const char *s = json_object_get_string(o);
+        const char *digits = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? s + 2 : s;
         char *end;
         errno = 0;
-        v = strtoull(s, &end, 16);
-        if (errno != 0 || *end != '\0' || end == s || s[0] == '-' || v == 0 || v > 0xffff) {
+        v = strtoull(digits, &end, 16);
+        /* hex digits only after an optional 0x: strtoull would also take blanks and signs */
+        if (errno != 0 || *end != '\0' || !isxdigit((unsigned char)digits[0]) || v == 0 ||
+            v > 0xffff) {
             return fail(ld, "'%.40s' is not a non-zero 16-bit uSID (like \"0x4001\")", s);
         }
     } else {
@@ -709,7 +731,7 @@ static int parse_overrides(loader *ld, json_object *root)
             unsigned p = topo->sw[t0].plane;
             size_t bit = (size_t)topo->sw[t0].index * topo->nt1[p] + topo->sw[t1].index;
             if (ld->missing_up[p][bit / 8] & (1u << (bit % 8))) {
-                rv = fail(ld, "the cable %s–%s is listed twice", a, b);
+                rv = fail(ld, "the cable between %s and %s is listed twice", a, b);
                 goto next;
             }
             ld->missing_up[p][bit / 8] |= (uint8_t)(1u << (bit % 8));
@@ -1072,7 +1094,7 @@ static int parse_cables(loader *ld, json_object *root)
             unsigned p = sa->plane;
             size_t bit = (size_t)topo->sw[t0].index * topo->nt1[p] + topo->sw[t1].index;
             if (ld->missing_up[p][bit / 8] & (1u << (bit % 8))) {
-                rv = fail(ld, "the cable %s–%s is present but listed in overrides.missing_cables",
+                rv = fail(ld, "the cable between %s and %s is present but listed in overrides.missing_cables",
                           fab_str(topo, topo->sw[t0].name), fab_str(topo, topo->sw[t1].name));
             } else {
                 rv = cable(ld, ea, pa, FAB_PEER_SWITCH, eb, pb);

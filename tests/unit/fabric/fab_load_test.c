@@ -602,7 +602,7 @@ START_TEST(test_fab_load_rejects_broken_mesh)
     /* a missing-cable override naming a cable that is present */
     EXPECT_INVAL(xdoc(1, NULL, NULL, NULL,
                       ",'overrides':{'missing_cables':[{'t0':'p0-t0-1','t1':'p0-t1-1'}]}"),
-                 "$.cables[7]", "the cable p0-t0-1–p0-t1-1 is present but listed in overrides");
+                 "$.cables[7]", "the cable between p0-t0-1 and p0-t1-1 is present but listed in overrides");
     /* the same missing cable twice, and overrides naming the wrong things */
     EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,'overrides':{'missing_cables':["
                       "{'t0':'p0-t0-1','t1':'p0-t1-1'},{'t0':'p0-t0-1','t1':'p0-t1-1'}]}"),
@@ -756,6 +756,34 @@ START_TEST(test_fab_load_rejects_bad_addressing)
                  "$.addressing.kinds.dl", "4 is out of range (1 to 3)");
     EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,'addressing':{'route_table':255}"),
                  "$.addressing.route_table", "reserved");
+    /* the prefix length in plain digits, as the schema has it */
+    EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,'addressing':{'block':'fcbb:bb00::/032'}"),
+                 "$.addressing.block", "is not an IPv6 prefix");
+    EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,'addressing':{'block':'fcbb:bb00::/ 32'}"),
+                 "$.addressing.block", "is not an IPv6 prefix");
+}
+END_TEST
+
+START_TEST(test_fab_load_usid_spelling_and_printable_errors)
+{
+    /* hex digits after an optional 0x; strtoull alone would take blanks and signs */
+    EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,"
+                      "'overrides':{'switches':{'p0-t0-1':{'usid':' 1'}}}"),
+                 "$.overrides.switches.p0-t0-1.usid", "not a non-zero 16-bit uSID");
+    EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,"
+                      "'overrides':{'switches':{'p0-t0-1':{'usid':'+1'}}}"),
+                 "$.overrides.switches.p0-t0-1.usid", "not a non-zero 16-bit uSID");
+    EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,"
+                      "'overrides':{'switches':{'p0-t0-1':{'usid':'0x'}}}"),
+                 "$.overrides.switches.p0-t0-1.usid", "not a non-zero 16-bit uSID");
+    /* messages quote the input; bytes that are not printable ASCII come out as '?' */
+    static const char doc[] = "{\"form\":\"parametric\",\"name\":\"\xc3\x28\x01x\","
+                              "\"planes\":1,\"radix\":4,\"hosts\":2}";
+    fab_topo *t = NULL;
+    fab_error err;
+    ck_assert_int_eq(fab_topo_load(doc, sizeof(doc) - 1, &t, &err), FAB_ERR_INVAL);
+    ck_assert_str_eq(err.path, "$.name");
+    ck_assert_ptr_nonnull(strstr(err.msg, "'?(?x' is not a valid name"));
 }
 END_TEST
 
@@ -905,6 +933,7 @@ Suite *fab_load_suite(void)
     tcase_add_test(tc, test_fab_load_rejects_bad_indexes);
     tcase_add_test(tc, test_fab_load_rejects_bad_usids);
     tcase_add_test(tc, test_fab_load_rejects_bad_addressing);
+    tcase_add_test(tc, test_fab_load_usid_spelling_and_printable_errors);
     tcase_add_test(tc, test_fab_load_rejects_bad_interfaces);
     tcase_add_test(tc, test_fab_load_override_pattern_error_path);
     tcase_add_test(tc, test_fab_load_parametric_name_clash_path);
