@@ -35,9 +35,9 @@ static bool same_route(const ctl_nl_route *a, const ctl_nl_route *b)
         (a->has_gw && memcmp(a->gw, b->gw, 16) != 0) || a->seg6local != b->seg6local) {
         return false;
     }
-    return !a->seg6local || (a->action == b->action && a->flv_ops == b->flv_ops &&
-                             a->lblen == b->lblen && a->nflen == b->nflen &&
-                             a->counters == b->counters);
+    return !a->seg6local ||
+           (a->action == b->action && a->flv_ops == b->flv_ops && a->lblen == b->lblen &&
+            a->nflen == b->nflen && a->counters == b->counters);
 }
 
 /* The wanted routes and addresses of |sw|, resolving interface names in |nl|'s namespace. */
@@ -99,8 +99,8 @@ static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, c
     if (missing) {
         char list[512];
         snprintf(list, sizeof(list), "%s", errmsg);
-        snprintf(errmsg, errmsglen, "%s needs %zu interface%s that do not exist: %s%s",
-                 info.name, missing, missing > 1 ? "s" : "", list, missing > 8 ? ", ..." : "");
+        snprintf(errmsg, errmsglen, "%s needs %zu interface%s that do not exist: %s%s", info.name,
+                 missing, missing > 1 ? "s" : "", list, missing > 8 ? ", ..." : "");
         free(routes);
         free(addrs);
         return -ENODEV;
@@ -222,8 +222,11 @@ int ctl_install_apply(ctl_nl *nl, const ctl_plan *plan, char *errmsg, size_t err
     static const struct {
         bool is_addr;
         ctl_op op;
-    } order[] = {{true, CTL_OP_ADD},     {false, CTL_OP_REMOVE}, {false, CTL_OP_CHANGE},
-                 {false, CTL_OP_ADD},    {true, CTL_OP_REMOVE}};
+    } order[] = {{true, CTL_OP_ADD},
+                 {false, CTL_OP_REMOVE},
+                 {false, CTL_OP_CHANGE},
+                 {false, CTL_OP_ADD},
+                 {true, CTL_OP_REMOVE}};
     for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++) {
         for (size_t i = 0; i < plan->n; i++) {
             const ctl_item *it = &plan->items[i];

@@ -8,10 +8,10 @@
 #include "ctl_netlink.h"
 
 typedef enum ctl_op {
-    CTL_OP_ADD = 0,   /* wanted, absent */
-    CTL_OP_CHANGE,    /* ours, present, different: replaced */
-    CTL_OP_REMOVE,    /* ours (our protocol), no longer wanted */
-    CTL_OP_CONFLICT,  /* wanted, but a route or address we do not own holds its place */
+    CTL_OP_ADD = 0,  /* wanted, absent */
+    CTL_OP_CHANGE,   /* ours, present, different: replaced */
+    CTL_OP_REMOVE,   /* ours (our protocol), no longer wanted */
+    CTL_OP_CONFLICT, /* wanted, but a route or address we do not own holds its place */
 } ctl_op;
 
 typedef struct ctl_item {

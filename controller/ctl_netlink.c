@@ -456,8 +456,7 @@ static int parse_addr(struct nlmsghdr *nlh, void *arg)
     return 0;
 }
 
-int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg,
-                      size_t errmsglen)
+int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg, size_t errmsglen)
 {
     int rv = -EAGAIN;
     addr_list l = {0};
@@ -491,8 +490,8 @@ static int addr_msg(ctl_nl *nl, int type, int flags, const ctl_nl_addr *a, char 
         .ifa_family = AF_INET6,
         .ifa_prefixlen = a->plen,
         .ifa_flags = IFA_F_NODAD | IFA_F_PERMANENT,
-        .ifa_scope = (a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80) ? RT_SCOPE_LINK
-                                                                          : RT_SCOPE_UNIVERSE,
+        .ifa_scope =
+            (a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE,
         .ifa_index = (uint32_t)a->ifindex,
     };
     struct nl_msg *msg = nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_ACK | flags);

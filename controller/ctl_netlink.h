@@ -59,8 +59,7 @@ int ctl_nl_route_add(ctl_nl *nl, const ctl_nl_route *r, bool replace, char *errm
 int ctl_nl_route_del(ctl_nl *nl, const ctl_nl_route *r, char *errmsg, size_t errmsglen);
 
 /* Every IPv6 address. The caller frees |*paddrs|. */
-int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg,
-                      size_t errmsglen);
+int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg, size_t errmsglen);
 /* Adds a permanent address without duplicate address detection, marked with |a->proto|. */
 int ctl_nl_addr_add(ctl_nl *nl, const ctl_nl_addr *a, char *errmsg, size_t errmsglen);
 int ctl_nl_addr_del(ctl_nl *nl, const ctl_nl_addr *a, char *errmsg, size_t errmsglen);

@@ -36,10 +36,10 @@ int mrcctl_topo(mrcctl *c, int argc, char **argv);
 int mrcctl_routes(mrcctl *c, int argc, char **argv);
 int mrcctl_path(mrcctl *c, int argc, char **argv);
 
-#define MRCCTL_COMMON_LONGOPTS                                                                \
-    {"json", no_argument, NULL, 'J'}, {"topology", required_argument, NULL, 't'},           \
-    {                                                                                         \
-        "help", no_argument, NULL, 'h'                                                        \
+#define MRCCTL_COMMON_LONGOPTS                                                                     \
+    {"json", no_argument, NULL, 'J'}, {"topology", required_argument, NULL, 't'},                  \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
     }
 
 #endif

@@ -58,8 +58,7 @@ int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
 
 void mrcctl_print_json(json_object *obj)
 {
-    fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-                                                  JSON_C_TO_STRING_SPACED |
+    fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                   JSON_C_TO_STRING_NOSLASHESCAPE),
           stdout);
     fputc('\n', stdout);

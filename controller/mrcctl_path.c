@@ -30,8 +30,8 @@ static void print_text(const fab_topo *topo, const fab_path *paths, size_t n, co
         const char *names[5];
         char addr[48];
         hop_names(topo, p, from, to, names);
-        printf("  EV 0x%08" PRIx32 "  %-8s %-40s", p->ev,
-               p->t1 < 0 ? "T0-local" : names[2], fab_addr_str(p->outer, addr));
+        printf("  EV 0x%08" PRIx32 "  %-8s %-40s", p->ev, p->t1 < 0 ? "T0-local" : names[2],
+               fab_addr_str(p->outer, addr));
         for (unsigned k = 0; k < p->nhops + 2; k++) {
             printf("%s%s", k ? " > " : "", names[k]);
         }

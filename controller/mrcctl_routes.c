@@ -143,9 +143,9 @@ static int render_stdout(mrcctl *c, const fab_tables *tables, fab_format fmt, ui
     } else if (many && fmt == FAB_FMT_SONIC) {
         fputs("}\n", stdout);
     }
-    return fflush(stdout) == 0 ? MRCCTL_OK
-                               : mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot write: %s",
-                                             strerror(errno));
+    return fflush(stdout) == 0
+               ? MRCCTL_OK
+               : mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot write: %s", strerror(errno));
 }
 
 static int find_switch(mrcctl *c, const char *name, uint32_t *psw)
@@ -230,15 +230,14 @@ static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes
         json_object *ch = json_object_new_object();
         char a[48], pfx[64];
         json_object_object_add(ch, "op", json_object_new_string(ctl_op_name(it->op)));
-        json_object_object_add(ch, "kind", json_object_new_string(it->is_addr ? "address"
-                                                                              : "route"));
+        json_object_object_add(ch, "kind",
+                               json_object_new_string(it->is_addr ? "address" : "route"));
         if (it->is_addr) {
             snprintf(pfx, sizeof(pfx), "%s/%u", fab_addr_str(it->addr.addr, a), it->addr.plen);
         } else {
             snprintf(pfx, sizeof(pfx), "%s/%u", fab_addr_str(it->route.dst, a), it->route.dst_len);
         }
-        json_object_object_add(ch, it->is_addr ? "address" : "prefix",
-                               json_object_new_string(pfx));
+        json_object_object_add(ch, it->is_addr ? "address" : "prefix", json_object_new_string(pfx));
         ctl_item_describe(nl, it, line, sizeof(line));
         json_object_object_add(ch, "text", json_object_new_string(line));
         json_object_array_add(changes, ch);
@@ -273,8 +272,10 @@ static int install(mrcctl *c, const routes_opts *o)
         goto out;
     }
     if (ctl_nl_sysctl6(nl, "conf/all/forwarding") == 0) {
-        fprintf(stderr, "mrcctl: warning: IPv6 forwarding is off on %s: the routes will not "
-                        "forward (sysctl net.ipv6.conf.all.forwarding=1)\n", o->sw);
+        fprintf(stderr,
+                "mrcctl: warning: IPv6 forwarding is off on %s: the routes will not "
+                "forward (sysctl net.ipv6.conf.all.forwarding=1)\n",
+                o->sw);
     }
     bool applied = false;
     if (!o->dry_run) {

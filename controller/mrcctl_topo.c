@@ -31,8 +31,8 @@ static int parse_opts(mrcctl *c, int argc, char **argv, const char **pout, const
     return MRCCTL_OK;
 }
 
-static json_object *plane_counts(const fab_topo *topo, uint32_t (*count)(const fab_topo *,
-                                                                           unsigned))
+static json_object *plane_counts(const fab_topo *topo,
+                                 uint32_t (*count)(const fab_topo *, unsigned))
 {
     json_object *a = json_object_new_array();
     for (unsigned p = 0; p < fab_topo_planes(topo); p++) {
@@ -137,8 +137,8 @@ static int cables(mrcctl *c)
             }
             const char *kind = peer.kind == FAB_PEER_HOST ? "host" : "uplink";
             if (!list) {
-                printf("%s %u %s %u %s %s %u %s\n", kind, s.plane, s.name, x, aif, bname,
-                       peer.port, bif);
+                printf("%s %u %s %u %s %s %u %s\n", kind, s.plane, s.name, x, aif, bname, peer.port,
+                       bif);
                 continue;
             }
             json_object *o = json_object_new_object();
@@ -186,8 +186,8 @@ static int hosts(mrcctl *c)
             fab_addr_str(uaddr, ua);
             fab_addr_str(gw, g);
             if (!list) {
-                printf("%s %u %s %s %s %s %s %u %s %s/32\n", fab_host_name(topo, h), p, ifname,
-                       a, ua, g, t0.name, x, t0if, block);
+                printf("%s %u %s %s %s %s %s %u %s %s/32\n", fab_host_name(topo, h), p, ifname, a,
+                       ua, g, t0.name, x, t0if, block);
                 continue;
             }
             json_object *o = json_object_new_object();

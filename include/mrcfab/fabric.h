@@ -136,8 +136,7 @@ uint32_t fab_switch_find(const fab_topo *topo, const char *name);
 uint32_t fab_switch_at(const fab_topo *topo, unsigned plane, fab_tier tier, unsigned index);
 /* The interface name of port |port| of switch |sw| into |dest|. Returns 0,
  * FAB_ERR_NOTFOUND or FAB_ERR_NOSPACE. */
-int fab_switch_ifname(const fab_topo *topo, uint32_t sw, unsigned port, char *dest,
-                      size_t destlen);
+int fab_switch_ifname(const fab_topo *topo, uint32_t sw, unsigned port, char *dest, size_t destlen);
 /* The link-local address the plan gives port |port| of switch |sw|: fe80::<usid>:<port>. */
 void fab_switch_port_lladdr(const fab_topo *topo, uint32_t sw, unsigned port, uint8_t dest[16]);
 
@@ -157,8 +156,7 @@ int fab_switch_peer(const fab_topo *topo, uint32_t sw, unsigned port, fab_peer *
 const char *fab_host_name(const fab_topo *topo, uint32_t host);
 uint32_t fab_host_find(const fab_topo *topo, const char *name);
 /* The interface name of host port |port| (port k is on plane k). */
-int fab_host_ifname(const fab_topo *topo, uint32_t host, unsigned port, char *dest,
-                    size_t destlen);
+int fab_host_ifname(const fab_topo *topo, uint32_t host, unsigned port, char *dest, size_t destlen);
 /* The T0 (switch id) and T0 port that host port |port| is cabled to. Returns 0 or
  * FAB_ERR_NOTFOUND when the cable is missing. */
 int fab_host_attach(const fab_topo *topo, uint32_t host, unsigned port, uint32_t *psw,
@@ -205,12 +203,12 @@ void fab_route_nexthop(const fab_topo *topo, const fab_route *route, uint8_t des
  * one path per T1 of the plane, or one T0-local path when they share a T0.
  */
 typedef struct fab_path {
-    uint32_t ev;         /* the path's EV with salt 0 */
+    uint32_t ev; /* the path's EV with salt 0 */
     unsigned plane;
-    int t1;              /* T1 index, -1 for a T0-local path */
-    bool usable;         /* false when a cable on it is missing */
-    uint8_t outer[16];   /* outer destination address */
-    uint32_t hops[3];    /* switches in order */
+    int t1;            /* T1 index, -1 for a T0-local path */
+    bool usable;       /* false when a cable on it is missing */
+    uint8_t outer[16]; /* outer destination address */
+    uint32_t hops[3];  /* switches in order */
     unsigned nhops;
 } fab_path;
 
@@ -220,12 +218,11 @@ typedef struct fab_path {
  * FAB_ERR_INVAL (different planes, same port, or not cabled) or FAB_ERR_NOSPACE (then
  * |*pnpaths| says how many are needed).
  */
-int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t dst,
-                  unsigned dport, fab_path *paths, size_t maxpaths, size_t *pnpaths);
+int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t dst, unsigned dport,
+                  fab_path *paths, size_t maxpaths, size_t *pnpaths);
 /* The path that |ev| names from host |src| to host |dst| (the plane comes from the EV).
  * Returns 0, FAB_ERR_INVAL (plane or T1 out of range, not cabled). */
-int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev,
-                   fab_path *ppath);
+int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev, fab_path *ppath);
 
 /*
  * The per-QP address template (DESIGN.md §3): built once per host pair, then each packet's
@@ -276,8 +273,8 @@ typedef enum fab_format {
 /* Parses "json", "iproute2", "sonic" or "frr"; -1 if none. */
 int fab_format_parse(const char *name);
 /* Renders the table of switch |sw|. Returns 0, FAB_ERR_NOTFOUND or the sink's error. */
-int fab_render_switch(const fab_topo *topo, const fab_tables *tables, uint32_t sw,
-                      fab_format fmt, fab_sink_fn fn, void *user);
+int fab_render_switch(const fab_topo *topo, const fab_tables *tables, uint32_t sw, fab_format fmt,
+                      fab_sink_fn fn, void *user);
 /* Writes the explicit form of |topo| (DESIGN.md §3): loading it gives the same fabric. */
 int fab_topo_expand(const fab_topo *topo, fab_sink_fn fn, void *user);
 

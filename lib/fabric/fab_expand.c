@@ -19,9 +19,8 @@ static void out_plan(fab_out *out, const fab_plan *plan)
                 ", \"plane_bits\": %u, \"kind_bits\": %u, \"index_bits\": %u, \"kinds\": "
                 "{\"t0\": %u, \"t1\": %u, \"dl\": %u}, \"udp_port\": %u, \"route_table\": %u, "
                 "\"route_proto\": %u},\n",
-                plan->plane_bits, plan->kind_bits, plan->index_bits, plan->kind_t0,
-                plan->kind_t1, plan->kind_dl, plan->udp_port, plan->route_table,
-                plan->route_proto);
+                plan->plane_bits, plan->kind_bits, plan->index_bits, plan->kind_t0, plan->kind_t1,
+                plan->kind_dl, plan->udp_port, plan->route_table, plan->route_proto);
 }
 
 static void out_switch(fab_out *out, const fab_topo *topo, uint32_t i)

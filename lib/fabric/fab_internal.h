@@ -42,7 +42,7 @@ typedef struct fab_sw {
     uint16_t nports;
     uint8_t plane;
     uint8_t tier;
-    uint8_t pinned;    /* usid pinned: 1 by the switch object, 2 by overrides.switches */
+    uint8_t pinned;     /* usid pinned: 1 by the switch object, 2 by overrides.switches */
     uint8_t if_source;  /* own interface naming: 1 switch object, 2 overrides.switches */
     uint8_t sid_source; /* own SID device: 1 switch object, 2 overrides.switches */
     uint8_t pad;

@@ -170,8 +170,7 @@ out:
     return rv;
 }
 
-static int get_str(loader *ld, json_object *obj, const char *key, bool required,
-                   const char **pv)
+static int get_str(loader *ld, json_object *obj, const char *key, bool required, const char **pv)
 {
     json_object *o;
     size_t old = push_key(ld, key);
@@ -810,9 +809,9 @@ static int gen_name(fab_topo *topo, const char *pat, const char *var, unsigned v
 
 static int load_parametric(loader *ld, json_object *root, uint32_t sid_dev)
 {
-    static const char *const keys[] = {"form",       "name",      "planes",  "addressing",
-                                       "interfaces", "overrides", "radix",   "hosts",
-                                       "host_name",  "oversubscription", NULL};
+    static const char *const keys[] = {
+        "form",  "name",  "planes",    "addressing",       "interfaces", "overrides",
+        "radix", "hosts", "host_name", "oversubscription", NULL};
     fab_topo *topo = ld->topo;
     const fab_plan *plan = &topo->plan;
     int rv;
@@ -841,8 +840,8 @@ static int load_parametric(loader *ld, json_object *root, uint32_t sid_dev)
     uint64_t d = (uint64_t)llround(dd);
     if (fabs(dd - (double)d) > 1e-6 || d < 1 || d >= radix) {
         size_t old = push_key(ld, "oversubscription");
-        rv = fail(ld, "radix %" PRIu64 " cannot be split %g:1 into whole down- and up-ports",
-                  radix, os);
+        rv = fail(ld, "radix %" PRIu64 " cannot be split %g:1 into whole down- and up-ports", radix,
+                  os);
         pop(ld, old);
         return rv;
     }
@@ -861,8 +860,9 @@ static int load_parametric(loader *ld, json_object *root, uint32_t sid_dev)
     uint64_t nt1 = radix - d, nt0 = (hosts + d - 1) / d, imax = (1u << plan->index_bits) - 1;
     old = push_key(ld, "hosts");
     if (nt0 > radix) {
-        rv = fail(ld, "%" PRIu64 " hosts need %" PRIu64 " T0 per plane, but a T1 has only %" PRIu64
-                      " ports",
+        rv = fail(ld,
+                  "%" PRIu64 " hosts need %" PRIu64 " T0 per plane, but a T1 has only %" PRIu64
+                  " ports",
                   hosts, nt0, radix);
     } else if (nt0 - 1 > imax) {
         rv = fail(ld, "T0 index %" PRIu64 " overflows the %u-bit index field (at most %" PRIu64 ")",
@@ -874,9 +874,9 @@ static int load_parametric(loader *ld, json_object *root, uint32_t sid_dev)
         rv = fail(ld, "T1 index %" PRIu64 " overflows the %u-bit index field (at most %" PRIu64 ")",
                   nt1 - 1, plan->index_bits, imax);
     } else if (rv == 0 && d - 1 > imax) {
-        rv = fail(ld, "down-port %" PRIu64 " overflows the %u-bit index field (at most %" PRIu64
-                      ")",
-                  d - 1, plan->index_bits, imax);
+        rv =
+            fail(ld, "down-port %" PRIu64 " overflows the %u-bit index field (at most %" PRIu64 ")",
+                 d - 1, plan->index_bits, imax);
     }
     pop(ld, old);
     if (rv != 0) {
@@ -949,8 +949,7 @@ static int load_parametric(loader *ld, json_object *root, uint32_t sid_dev)
 }
 
 /* "NAME:PORT" of a cable end. */
-static int parse_end(loader *ld, json_object *c, const char *key, uint32_t *pelem,
-                     unsigned *pport)
+static int parse_end(loader *ld, json_object *c, const char *key, uint32_t *pelem, unsigned *pport)
 {
     const char *s;
     int rv = get_str(ld, c, key, true, &s);
@@ -967,8 +966,8 @@ static int parse_end(loader *ld, json_object *c, const char *key, uint32_t *pele
     }
     uint32_t e = fab_elem_find(ld->topo, s, (size_t)(colon - s));
     if (e == FAB_NONE) {
-        rv = fail(ld, "no switch or host named '%.*s'", (int)(colon - s) > 80 ? 80 : (int)(colon - s),
-                  s);
+        rv = fail(ld, "no switch or host named '%.*s'",
+                  (int)(colon - s) > 80 ? 80 : (int)(colon - s), s);
         goto out;
     }
     unsigned nports = (e & FAB_HOST_TAG) ? ld->topo->planes : ld->topo->sw[e].nports;
@@ -1003,7 +1002,7 @@ static int port_used(loader *ld, uint32_t e, unsigned port)
     const fab_port *p = &topo->ports[topo->sw[e].port0 + port];
     if (p->peer_kind != FAB_PEER_NONE) {
         const char *peer = p->peer_kind == FAB_PEER_HOST ? fab_str(topo, topo->host_name[p->peer])
-                                                          : fab_str(topo, topo->sw[p->peer].name);
+                                                         : fab_str(topo, topo->sw[p->peer].name);
         return fail(ld, "port %s:%u is already cabled (to %s:%u)", fab_str(topo, topo->sw[e].name),
                     port, peer, p->peer_port);
     }
@@ -1084,8 +1083,9 @@ static int parse_cables(loader *ld, json_object *root)
         }
         const fab_sw *sb = &topo->sw[eb];
         if (sa->tier == sb->tier) {
-            rv = fail(ld, "'%s' and '%s' are both %s; cables join T0 to T1", fab_str(topo, sa->name),
-                      fab_str(topo, sb->name), sa->tier == FAB_TIER_T0 ? "T0" : "T1");
+            rv =
+                fail(ld, "'%s' and '%s' are both %s; cables join T0 to T1", fab_str(topo, sa->name),
+                     fab_str(topo, sb->name), sa->tier == FAB_TIER_T0 ? "T0" : "T1");
         } else if (sa->plane != sb->plane) {
             rv = fail(ld, "'%s' (plane %u) and '%s' (plane %u) are in different planes",
                       fab_str(topo, sa->name), sa->plane, fab_str(topo, sb->name), sb->plane);
@@ -1094,8 +1094,10 @@ static int parse_cables(loader *ld, json_object *root)
             unsigned p = sa->plane;
             size_t bit = (size_t)topo->sw[t0].index * topo->nt1[p] + topo->sw[t1].index;
             if (ld->missing_up[p][bit / 8] & (1u << (bit % 8))) {
-                rv = fail(ld, "the cable between %s and %s is present but listed in overrides.missing_cables",
-                          fab_str(topo, topo->sw[t0].name), fab_str(topo, topo->sw[t1].name));
+                rv = fail(
+                    ld,
+                    "the cable between %s and %s is present but listed in overrides.missing_cables",
+                    fab_str(topo, topo->sw[t0].name), fab_str(topo, topo->sw[t1].name));
             } else {
                 rv = cable(ld, ea, pa, FAB_PEER_SWITCH, eb, pb);
             }
@@ -1110,11 +1112,11 @@ out:
 
 static int load_explicit(loader *ld, json_object *root, uint32_t sid_dev)
 {
-    static const char *const keys[] = {"form",       "name",      "planes",   "addressing",
-                                       "interfaces", "overrides", "radix",    "switches",
+    static const char *const keys[] = {"form",       "name",      "planes", "addressing",
+                                       "interfaces", "overrides", "radix",  "switches",
                                        "hosts",      "cables",    NULL};
-    static const char *const swkeys[] = {"name",  "plane", "tier",       "index", "ports",
-                                         "usid",  "interfaces", "sid_device", NULL};
+    static const char *const swkeys[] = {"name", "plane",      "tier",       "index", "ports",
+                                         "usid", "interfaces", "sid_device", NULL};
     fab_topo *topo = ld->topo;
     json_object *sws, *hosts;
     int rv;
@@ -1227,7 +1229,8 @@ static int load_explicit(loader *ld, json_object *root, uint32_t sid_dev)
         size_t o2 = push_index(ld, i);
         const char *name;
         if ((rv = want_type(ld, h, json_type_object, "an object")) == 0 &&
-            (rv = check_keys(ld, h, hkeys)) == 0 && (rv = get_str(ld, h, "name", true, &name)) == 0) {
+            (rv = check_keys(ld, h, hkeys)) == 0 &&
+            (rv = get_str(ld, h, "name", true, &name)) == 0) {
             size_t o3 = push_key(ld, "name");
             rv = check_name(ld, name);
             pop(ld, o3);

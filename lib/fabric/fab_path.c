@@ -48,13 +48,12 @@ static void fill_path(const fab_topo *topo, uint32_t a, uint32_t b, unsigned bpo
     fab_plan_container(plan, u, n, path->outer);
 }
 
-int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t dst,
-                  unsigned dport, fab_path *paths, size_t maxpaths, size_t *pnpaths)
+int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t dst, unsigned dport,
+                  fab_path *paths, size_t maxpaths, size_t *pnpaths)
 {
     uint32_t a, b;
     unsigned ax, bx;
-    if (sport != dport || (src == dst) ||
-        fab_host_attach(topo, src, sport, &a, &ax) != 0 ||
+    if (sport != dport || (src == dst) || fab_host_attach(topo, src, sport, &a, &ax) != 0 ||
         fab_host_attach(topo, dst, dport, &b, &bx) != 0) {
         return FAB_ERR_INVAL;
     }
@@ -74,8 +73,7 @@ int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t d
     return 0;
 }
 
-int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev,
-                   fab_path *ppath)
+int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev, fab_path *ppath)
 {
     const fab_plan *plan = &topo->plan;
     unsigned p = fab_ev_plane(plan, ev), j = fab_ev_t1(plan, ev);

@@ -205,8 +205,8 @@ static void render_frr(fab_out *out, const fab_topo *topo, uint32_t sw, const fa
         out_lladdr(out, topo, sw, r[i].port);
         fab_out_str(out, "/64\nexit\n");
     }
-    fab_out_str(out, "!\nsegment-routing\n srv6\n  locators\n   locator " LOCATOR_NAME
-                     "\n    prefix ");
+    fab_out_str(out,
+                "!\nsegment-routing\n srv6\n  locators\n   locator " LOCATOR_NAME "\n    prefix ");
     out_prefix(out, topo, s->usid);
     fab_out_str(out, " block-len 32 node-len 16 func-bits 16\n    behavior usid\n   exit\n"
                      "   !\n  exit\n  !\n  static-sids\n   sid ");
@@ -230,8 +230,8 @@ static void render_frr(fab_out *out, const fab_topo *topo, uint32_t sw, const fa
     fab_out_str(out, "!\n");
 }
 
-int fab_render_switch(const fab_topo *topo, const fab_tables *tables, uint32_t sw,
-                      fab_format fmt, fab_sink_fn fn, void *user)
+int fab_render_switch(const fab_topo *topo, const fab_tables *tables, uint32_t sw, fab_format fmt,
+                      fab_sink_fn fn, void *user)
 {
     size_t n;
     const fab_route *r = fab_tables_routes(tables, sw, &n);

@@ -264,8 +264,7 @@ int fab_ifname_format(const fab_topo *topo, const fab_ifspec *spec, unsigned por
     return (n < 0 || (size_t)n >= destlen) ? FAB_ERR_NOSPACE : 0;
 }
 
-int fab_switch_ifname(const fab_topo *topo, uint32_t sw, unsigned port, char *dest,
-                      size_t destlen)
+int fab_switch_ifname(const fab_topo *topo, uint32_t sw, unsigned port, char *dest, size_t destlen)
 {
     if (sw >= topo->nsw || port >= topo->sw[sw].nports) {
         return FAB_ERR_NOTFOUND;
@@ -308,8 +307,7 @@ uint32_t fab_host_find(const fab_topo *topo, const char *name)
     return (e == FAB_NONE || !(e & FAB_HOST_TAG)) ? FAB_NONE : (e & ~FAB_HOST_TAG);
 }
 
-int fab_host_ifname(const fab_topo *topo, uint32_t host, unsigned port, char *dest,
-                    size_t destlen)
+int fab_host_ifname(const fab_topo *topo, uint32_t host, unsigned port, char *dest, size_t destlen)
 {
     if (host >= topo->nhosts || port >= topo->planes) {
         return FAB_ERR_NOTFOUND;
@@ -366,8 +364,7 @@ int fab_host_usid_addr(const fab_topo *topo, uint32_t host, unsigned port, uint8
     return 0;
 }
 
-int fab_host_by_addr(const fab_topo *topo, const uint8_t addr[16], uint32_t *phost,
-                     unsigned *pport)
+int fab_host_by_addr(const fab_topo *topo, const uint8_t addr[16], uint32_t *phost, unsigned *pport)
 {
     static const uint8_t zero[5];
     if (memcmp(addr, topo->plan.host_block, 4) != 0 || memcmp(addr + 10, zero, 5) != 0 ||

@@ -12,8 +12,8 @@ static bool is_explicit(const fab_topo *topo)
 }
 
 /* The JSON path that describes switch |sw|: its object, or its override, or the document. */
-static void sw_path(const fab_topo *topo, uint32_t sw, const char *suffix, bool usid,
-                    char *dest, size_t destlen)
+static void sw_path(const fab_topo *topo, uint32_t sw, const char *suffix, bool usid, char *dest,
+                    size_t destlen)
 {
     if (usid && topo->sw[sw].pinned == 2) {
         snprintf(dest, destlen, "$.overrides.switches.%s%s", fab_str(topo, topo->sw[sw].name),
@@ -260,8 +260,7 @@ static bool names_port(const fab_topo *topo, const fab_sw *s, const char *name, 
         }
     }
     unsigned q;
-    if (!pattern_port(fab_str(topo, spec->pattern), name, &q) || q >= s->nports ||
-        (int)q == self) {
+    if (!pattern_port(fab_str(topo, spec->pattern), name, &q) || q >= s->nports || (int)q == self) {
         return false;
     }
     for (uint32_t k = 0; k < spec->nexc; k++) {

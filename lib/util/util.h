@@ -22,11 +22,11 @@ extern util_level util_log_level;
 void util_log_init(const char *program, FILE *stream);
 void util_log_write(util_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The level is checked before the arguments are evaluated. */
-#define util_log(level, ...)                                                                  \
-    do {                                                                                      \
-        if ((level) >= util_log_level) {                                                      \
-            util_log_write((level), __VA_ARGS__);                                             \
-        }                                                                                     \
+#define util_log(level, ...)                                                                       \
+    do {                                                                                           \
+        if ((level) >= util_log_level) {                                                           \
+            util_log_write((level), __VA_ARGS__);                                                  \
+        }                                                                                          \
     } while (0)
 
 /* Allocation that aborts with a log line on failure: daemons cannot go on without memory. */

@@ -44,9 +44,9 @@ typedef struct payload {
 typedef struct lab {
     const fab_topo *topo;
     const char *prefix;
-    int *rx;     /* per host: raw protocol-41 socket */
-    int *tx;     /* per host port: raw protocol-41 socket bound to the port */
-    int *ifidx;  /* per host port: ifindex in its namespace */
+    int *rx;    /* per host: raw protocol-41 socket */
+    int *tx;    /* per host port: raw protocol-41 socket bound to the port */
+    int *ifidx; /* per host port: ifindex in its namespace */
     probe *probes;
     size_t nprobes;
     const char *down_a, *down_b;
@@ -253,8 +253,7 @@ static bool check_arrival(lab *l, uint32_t host, const uint8_t *buf, ssize_t len
            h == pr->dst && port == pr->plane && pi &&
            pi->ipi6_ifindex == (unsigned)l->ifidx[(size_t)h * fab_topo_planes(topo) + port] &&
            memcmp(pi->ipi6_addr.s6_addr, uaddr, 16) == 0 && ntohs(udp->uh_sport) == sport &&
-           (ntohl(ip->ip6_flow) & 0xfffff) == fl && ntohl(pl->ev) == pr->ev &&
-           csum_fold(sum) == 0;
+           (ntohl(ip->ip6_flow) & 0xfffff) == fl && ntohl(pl->ev) == pr->ev && csum_fold(sum) == 0;
 }
 
 static size_t drain(lab *l, int timeout_ms)
@@ -273,7 +272,9 @@ static size_t drain(lab *l, int timeout_ms)
             for (;;) {
                 uint8_t buf[2048], cbuf[256];
                 struct iovec iov = {buf, sizeof(buf)};
-                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                struct msghdr mh = {.msg_iov = &iov,
+                                    .msg_iovlen = 1,
+                                    .msg_control = cbuf,
                                     .msg_controllen = sizeof(cbuf)};
                 ssize_t n = recvmsg(l->rx[h], &mh, 0);
                 if (n < 0) {
@@ -346,14 +347,11 @@ static int split_cable(const char *arg, char **pa, char **pb)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
-                                         {"prefix", required_argument, NULL, 'p'},
-                                         {"down", required_argument, NULL, 'd'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 'o'},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"topology", required_argument, NULL, 't'}, {"prefix", required_argument, NULL, 'p'},
+        {"down", required_argument, NULL, 'd'},     {"seed", required_argument, NULL, 's'},
+        {"from", required_argument, NULL, 'f'},     {"to", required_argument, NULL, 'o'},
+        {"verbose", no_argument, NULL, 'v'},        {NULL, 0, NULL, 0}};
     lab l = {.prefix = "mf", .only_src = FAB_NONE, .only_dst = FAB_NONE};
     const char *from = NULL, *to = NULL;
     const char *path = NULL;
@@ -449,9 +447,8 @@ int main(int argc, char **argv)
         if (l.verbose) {
             char addr[48];
             printf("  %s:%u -> %s:%u  EV 0x%08" PRIx32 "  outer %-34s %s\n",
-                   fab_host_name(topo, pr->src), pr->plane, fab_host_name(topo, pr->dst),
-                   pr->plane, pr->ev, fab_addr_str(pr->path.outer, addr),
-                   pr->arrived ? "arrived" : "lost");
+                   fab_host_name(topo, pr->src), pr->plane, fab_host_name(topo, pr->dst), pr->plane,
+                   pr->ev, fab_addr_str(pr->path.outer, addr), pr->arrived ? "arrived" : "lost");
         }
         if (pr->arrived == !pr->expect_lost) {
             continue;

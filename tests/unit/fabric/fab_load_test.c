@@ -602,7 +602,8 @@ START_TEST(test_fab_load_rejects_broken_mesh)
     /* a missing-cable override naming a cable that is present */
     EXPECT_INVAL(xdoc(1, NULL, NULL, NULL,
                       ",'overrides':{'missing_cables':[{'t0':'p0-t0-1','t1':'p0-t1-1'}]}"),
-                 "$.cables[7]", "the cable between p0-t0-1 and p0-t1-1 is present but listed in overrides");
+                 "$.cables[7]",
+                 "the cable between p0-t0-1 and p0-t1-1 is present but listed in overrides");
     /* the same missing cable twice, and overrides naming the wrong things */
     EXPECT_INVAL(pdoc("'planes':1,'radix':4,'hosts':4,'overrides':{'missing_cables':["
                       "{'t0':'p0-t0-1','t1':'p0-t1-1'},{'t0':'p0-t0-1','t1':'p0-t1-1'}]}"),
