@@ -316,25 +316,33 @@ static int parse_route(struct nlmsghdr *nlh, void *arg)
     return 0;
 }
 
-int ctl_nl_routes_dump(ctl_nl *nl, ctl_nl_route **proutes, size_t *pn, char *errmsg,
-                       size_t errmsglen)
+/* A dump of |type|, each message given to |parse|; a dump interrupted by a concurrent change
+ * is simply taken again, after |reset| forgets what the torn one parsed. */
+static int dump(ctl_nl *nl, int type, const void *hdr, size_t hdrlen,
+                int (*parse)(struct nlmsghdr *, void *), void *arg, size_t *reset, char *errmsg,
+                size_t errmsglen)
 {
     int rv = -EAGAIN;
-    route_list l = {0};
-    /* a dump interrupted by a concurrent change is simply taken again */
     for (int tries = 0; tries < 5 && rv == -EAGAIN; tries++) {
-        struct rtmsg rtm = {.rtm_family = AF_INET6};
-        struct nl_msg *msg = nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP);
-        exchange x = {.msg = errmsg, .msglen = errmsglen, .parse = parse_route, .arg = &l};
-        l.n = 0;
-        if (!msg || nlmsg_append(msg, &rtm, sizeof(rtm), NLMSG_ALIGNTO) != 0) {
+        struct nl_msg *msg = nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_DUMP);
+        exchange x = {.msg = errmsg, .msglen = errmsglen, .parse = parse, .arg = arg};
+        *reset = 0;
+        if (!msg || nlmsg_append(msg, (void *)hdr, hdrlen, NLMSG_ALIGNTO) != 0) {
             nlmsg_free(msg);
-            rv = -ENOMEM;
-            break;
+            return -ENOMEM;
         }
         rv = run(nl, msg, &x);
         nlmsg_free(msg);
     }
+    return rv;
+}
+
+int ctl_nl_routes_dump(ctl_nl *nl, ctl_nl_route **proutes, size_t *pn, char *errmsg,
+                       size_t errmsglen)
+{
+    route_list l = {0};
+    struct rtmsg rtm = {.rtm_family = AF_INET6};
+    int rv = dump(nl, RTM_GETROUTE, &rtm, sizeof(rtm), parse_route, &l, &l.n, errmsg, errmsglen);
     if (rv != 0) {
         errtext(errmsg, errmsglen, "cannot list the routes", rv, NULL);
         free(l.v);
@@ -458,21 +466,9 @@ static int parse_addr(struct nlmsghdr *nlh, void *arg)
 
 int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg, size_t errmsglen)
 {
-    int rv = -EAGAIN;
     addr_list l = {0};
-    for (int tries = 0; tries < 5 && rv == -EAGAIN; tries++) {
-        struct ifaddrmsg ifa = {.ifa_family = AF_INET6};
-        struct nl_msg *msg = nlmsg_alloc_simple(RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP);
-        exchange x = {.msg = errmsg, .msglen = errmsglen, .parse = parse_addr, .arg = &l};
-        l.n = 0;
-        if (!msg || nlmsg_append(msg, &ifa, sizeof(ifa), NLMSG_ALIGNTO) != 0) {
-            nlmsg_free(msg);
-            rv = -ENOMEM;
-            break;
-        }
-        rv = run(nl, msg, &x);
-        nlmsg_free(msg);
-    }
+    struct ifaddrmsg ifa = {.ifa_family = AF_INET6};
+    int rv = dump(nl, RTM_GETADDR, &ifa, sizeof(ifa), parse_addr, &l, &l.n, errmsg, errmsglen);
     if (rv != 0) {
         errtext(errmsg, errmsglen, "cannot list the addresses", rv, NULL);
         free(l.v);

@@ -268,12 +268,62 @@ static int parse_block(loader *ld, const char *text, uint8_t dest[16])
     return 0;
 }
 
+/* A plan field: an absent key keeps the default already in |*pv|. */
+static int get_u8(loader *ld, json_object *obj, const char *key, uint64_t min, uint64_t max,
+                  uint8_t *pv)
+{
+    uint64_t v = *pv;
+    int rv = get_uint(ld, obj, key, min, max, false, &v);
+    *pv = (uint8_t)v;
+    return rv;
+}
+
+static int get_u16(loader *ld, json_object *obj, const char *key, uint64_t min, uint64_t max,
+                   uint16_t *pv)
+{
+    uint64_t v = *pv;
+    int rv = get_uint(ld, obj, key, min, max, false, &v);
+    *pv = (uint16_t)v;
+    return rv;
+}
+
+static int get_block(loader *ld, json_object *obj, const char *key, uint8_t dest[16])
+{
+    const char *s = NULL;
+    int rv = get_str(ld, obj, key, false, &s);
+    if (rv != 0 || !s) {
+        return rv;
+    }
+    size_t old = push_key(ld, key);
+    rv = parse_block(ld, s, dest);
+    pop(ld, old);
+    return rv;
+}
+
+static int parse_kinds(loader *ld, json_object *k, fab_plan *plan)
+{
+    static const char *const kind_keys[] = {"t0", "t1", "dl", NULL};
+    uint64_t kmax = (1u << plan->kind_bits) - 1;
+    size_t old = push_key(ld, "kinds");
+    int rv;
+    if ((rv = want_type(ld, k, json_type_object, "an object")) == 0 &&
+        (rv = check_keys(ld, k, kind_keys)) == 0 &&
+        (rv = get_u8(ld, k, "t0", 1, kmax, &plan->kind_t0)) == 0 &&
+        (rv = get_u8(ld, k, "t1", 1, kmax, &plan->kind_t1)) == 0 &&
+        (rv = get_u8(ld, k, "dl", 1, kmax, &plan->kind_dl)) == 0 &&
+        (plan->kind_t0 == plan->kind_t1 || plan->kind_t0 == plan->kind_dl ||
+         plan->kind_t1 == plan->kind_dl)) {
+        rv = fail(ld, "the kinds of t0, t1 and dl must differ");
+    }
+    pop(ld, old);
+    return rv;
+}
+
 static int parse_addressing(loader *ld, json_object *root)
 {
     static const char *const keys[] = {"block",       "host_block", "plane_bits", "kind_bits",
                                        "index_bits",  "kinds",      "udp_port",   "route_table",
                                        "route_proto", NULL};
-    static const char *const kind_keys[] = {"t0", "t1", "dl", NULL};
     fab_plan *plan = &ld->topo->plan;
     json_object *a, *k;
     if (!json_object_object_get_ex(root, "addressing", &a)) {
@@ -281,100 +331,38 @@ static int parse_addressing(loader *ld, json_object *root)
     }
     size_t old = push_key(ld, "addressing");
     int rv;
-    const char *s = NULL;
-    uint64_t v;
     if ((rv = want_type(ld, a, json_type_object, "an object")) != 0 ||
-        (rv = check_keys(ld, a, keys)) != 0) {
+        (rv = check_keys(ld, a, keys)) != 0 || (rv = get_block(ld, a, "block", plan->block)) != 0 ||
+        (rv = get_block(ld, a, "host_block", plan->host_block)) != 0 ||
+        (rv = get_u8(ld, a, "plane_bits", 1, 4, &plan->plane_bits)) != 0 ||
+        (rv = get_u8(ld, a, "kind_bits", 2, 8, &plan->kind_bits)) != 0 ||
+        (rv = get_u8(ld, a, "index_bits", 1, 13, &plan->index_bits)) != 0) {
         goto out;
     }
-    if ((rv = get_str(ld, a, "block", false, &s)) != 0) {
-        goto out;
-    }
-    if (s) {
-        size_t o2 = push_key(ld, "block");
-        rv = parse_block(ld, s, plan->block);
-        pop(ld, o2);
-        if (rv != 0) {
-            goto out;
-        }
-    }
-    s = NULL;
-    if ((rv = get_str(ld, a, "host_block", false, &s)) != 0) {
-        goto out;
-    }
-    if (s) {
-        size_t o2 = push_key(ld, "host_block");
-        rv = parse_block(ld, s, plan->host_block);
-        pop(ld, o2);
-        if (rv != 0) {
-            goto out;
-        }
-    }
-    v = plan->plane_bits;
-    if ((rv = get_uint(ld, a, "plane_bits", 1, 4, false, &v)) != 0) {
-        goto out;
-    }
-    plan->plane_bits = (uint8_t)v;
-    v = plan->kind_bits;
-    if ((rv = get_uint(ld, a, "kind_bits", 2, 8, false, &v)) != 0) {
-        goto out;
-    }
-    plan->kind_bits = (uint8_t)v;
-    v = plan->index_bits;
-    if ((rv = get_uint(ld, a, "index_bits", 1, 13, false, &v)) != 0) {
-        goto out;
-    }
-    plan->index_bits = (uint8_t)v;
     if (plan->plane_bits + plan->kind_bits + plan->index_bits != 16) {
         rv = fail(ld, "plane_bits + kind_bits + index_bits must be 16 (a uSID), not %u",
                   plan->plane_bits + plan->kind_bits + plan->index_bits);
         goto out;
     }
     if (json_object_object_get_ex(a, "kinds", &k)) {
-        size_t o2 = push_key(ld, "kinds");
-        uint64_t kmax = (1u << plan->kind_bits) - 1;
-        uint64_t t0 = plan->kind_t0, t1 = plan->kind_t1, dl = plan->kind_dl;
-        if ((rv = want_type(ld, k, json_type_object, "an object")) == 0 &&
-            (rv = check_keys(ld, k, kind_keys)) == 0 &&
-            (rv = get_uint(ld, k, "t0", 1, kmax, false, &t0)) == 0 &&
-            (rv = get_uint(ld, k, "t1", 1, kmax, false, &t1)) == 0 &&
-            (rv = get_uint(ld, k, "dl", 1, kmax, false, &dl)) == 0) {
-            if (t0 == t1 || t0 == dl || t1 == dl) {
-                rv = fail(ld, "the kinds of t0, t1 and dl must differ");
-            }
-        }
-        pop(ld, o2);
-        if (rv != 0) {
+        if ((rv = parse_kinds(ld, k, plan)) != 0) {
             goto out;
         }
-        plan->kind_t0 = (uint8_t)t0;
-        plan->kind_t1 = (uint8_t)t1;
-        plan->kind_dl = (uint8_t)dl;
     } else if (plan->kind_dl >= (1u << plan->kind_bits)) {
         rv = fail(ld, "kind_bits %u cannot hold the default kinds (1-3)", plan->kind_bits);
         goto out;
     }
-    v = plan->udp_port;
-    if ((rv = get_uint(ld, a, "udp_port", 1, 65535, false, &v)) != 0) {
+    if ((rv = get_u16(ld, a, "udp_port", 1, 65535, &plan->udp_port)) != 0 ||
+        (rv = get_u16(ld, a, "route_table", 1, 65535, &plan->route_table)) != 0) {
         goto out;
     }
-    plan->udp_port = (uint16_t)v;
-    v = plan->route_table;
-    if ((rv = get_uint(ld, a, "route_table", 1, 65535, false, &v)) != 0) {
-        goto out;
-    }
-    if (v == 253 || v == 255) {
+    if (plan->route_table == 253 || plan->route_table == 255) {
         size_t o2 = push_key(ld, "route_table");
-        rv = fail(ld, "table %" PRIu64 " is reserved by the kernel (default/local)", v);
+        rv = fail(ld, "table %u is reserved by the kernel (default/local)", plan->route_table);
         pop(ld, o2);
         goto out;
     }
-    plan->route_table = (uint16_t)v;
-    v = plan->route_proto;
-    if ((rv = get_uint(ld, a, "route_proto", 5, 255, false, &v)) != 0) {
-        goto out;
-    }
-    plan->route_proto = (uint8_t)v;
+    rv = get_u8(ld, a, "route_proto", 5, 255, &plan->route_proto);
 out:
     pop(ld, old);
     return rv;
