@@ -35,6 +35,8 @@ static void printable(char *s)
 }
 
 static void error_vset(fab_error *perr, const char *path, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void error_vset(fab_error *perr, const char *path, const char *fmt, va_list ap)
 {
     snprintf(perr->path, sizeof(perr->path), "%s", path);
     vsnprintf(perr->msg, sizeof(perr->msg), fmt, ap);
