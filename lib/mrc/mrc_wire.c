@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/* MRC packets on the wire: the headers each opcode carries, checked decode, encode and ICRC. */
+#include <string.h>
+
+#include "mrc_wire.h"
+
+/* The UDP port the MRC 1.0 PDF prints (a likely transposition of 4791): accepted as well. */
+#define ALT_UDP_PORT 4971
+#define IPPROTO_UDP_ 17
+#define IPPROTO_IPV6_ 41
+
+/* MRC opcodes are 0b110xxxxx: an index into the tables below. */
+#define OP_BASE 0xc0u
+#define OP_COUNT 32u
+
+/* NETH reasons MRC 1.0 defines (all below 32): bit r set when reason r exists. */
+#define NACK_REASONS                                                                               \
+    (1u << MRC_NACK_TRIMMED | 1u << MRC_NACK_TRIMMED_LASTHOP | 1u << MRC_NACK_NO_BITMAP |          \
+     1u << MRC_NACK_NO_PKT_BUFFER | 1u << MRC_NACK_NO_RESOURCE | 1u << MRC_NACK_PSN_OOR_WINDOW |   \
+     1u << MRC_NACK_UNEXP_EVENT)
+
+/* TSETH and the PETH/ERTH timestamp blocks: format types 0 and 1 exist. */
+#define TS_FMT_MAX 1
+
+typedef struct op_info {
+    uint16_t has; /* MRC_HAS_* without TSETH, which follows BTH.ts */
+    uint8_t ext;  /* length of those headers */
+} op_info;
+
+#define DATA_HAS (MRC_HAS_METH | MRC_HAS_RETH)
+#define DATA_EXT (MRC_METH_LEN + MRC_RETH_LEN)
+
+/* One lookup per packet instead of a switch: unknown opcodes have has == 0. */
+static const op_info op_table[OP_COUNT] = {
+    [MRC_OP_WRITE_FIRST - OP_BASE] = {DATA_HAS, DATA_EXT},
+    [MRC_OP_WRITE_MIDDLE - OP_BASE] = {DATA_HAS, DATA_EXT},
+    [MRC_OP_WRITE_LAST - OP_BASE] = {DATA_HAS, DATA_EXT},
+    [MRC_OP_WRITE_LAST_IMM - OP_BASE] = {DATA_HAS | MRC_HAS_IMM, DATA_EXT + MRC_IMM_LEN},
+    [MRC_OP_WRITE_ONLY - OP_BASE] = {DATA_HAS, DATA_EXT},
+    [MRC_OP_WRITE_ONLY_IMM - OP_BASE] = {DATA_HAS | MRC_HAS_IMM, DATA_EXT + MRC_IMM_LEN},
+    [MRC_OP_ACK - OP_BASE] = {MRC_HAS_AETH, MRC_AETH_LEN},
+    [MRC_OP_EP_REQ - OP_BASE] = {MRC_HAS_ERTH, MRC_ERTH_LEN},
+    [MRC_OP_EP_RSP - OP_BASE] = {MRC_HAS_EETH, MRC_EETH_LEN},
+    [MRC_OP_SACK - OP_BASE] = {MRC_HAS_SETH, MRC_SETH_LEN + MRC_CCSTATE_LEN},
+    [MRC_OP_NACK - OP_BASE] = {MRC_HAS_NETH, MRC_NETH_LEN},
+    [MRC_OP_PROBE - OP_BASE] = {MRC_HAS_PETH, MRC_PETH_LEN},
+};
+
+/* Big-endian loads and stores by bytes: alignment-free, and compilers fuse them. */
+static inline uint16_t ld16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t ld24(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t ld32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+    return (uint64_t)ld32(p) << 32 | ld32(p + 4);
+}
+
+/* The ICRC is the one little-endian field. */
+static inline uint32_t ld32le(const uint8_t *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static inline void st16(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void st24(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 16);
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)v;
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+    st32(p, (uint32_t)(v >> 32));
+    st32(p + 4, (uint32_t)v);
+}
+
+static inline void st32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* Timestamp block: tx_timestamp (16) | TSR (1) | reserved (11) | format type (4). */
+static inline unsigned ts_get(mrc_tseth *ts, const uint8_t *p)
+{
+    ts->ts = ld16(p);
+    ts->tsr = p[2] >> 7;
+    ts->fmt = p[3] & 0x0f;
+    return ts->fmt > TS_FMT_MAX;
+}
+
+static inline void ts_put(uint8_t *p, const mrc_tseth *ts)
+{
+    st16(p, ts->ts);
+    p[2] = (uint8_t)((ts->tsr & 1) << 7);
+    p[3] = ts->fmt & 0x0f;
+}
+
+uint32_t mrc_wire_headers(uint8_t opcode, bool ts)
+{
+    unsigned idx = opcode - OP_BASE;
+    uint32_t has = 0;
+
+    if (idx < OP_COUNT) {
+        has = op_table[idx].has;
+        if (ts && (has & MRC_HAS_METH)) {
+            has |= MRC_HAS_TSETH;
+        }
+    }
+    return has;
+}
+
+size_t mrc_wire_ext_len(uint8_t opcode, bool ts)
+{
+    unsigned idx = opcode - OP_BASE;
+    size_t len = 0;
+
+    if (idx < OP_COUNT) {
+        len = op_table[idx].ext;
+        if (ts && (op_table[idx].has & MRC_HAS_METH)) {
+            len += MRC_TSETH_LEN;
+        }
+    }
+    return len;
+}
+
+/*
+ * The checks run in wire order and the first failure names the fault. Reserved bits are
+ * ignored (IBTA: reserved on send, ignored on receive) and so is the UDP checksum (RoCEv2
+ * sends 0, and it is masked in the ICRC): mrc_wire_encode() writes all of them as zero.
+ * Beyond the header's list: a control packet whose lengths claim a payload is EIP; EFIELD
+ * is SETH m = 3, an ERTH/EETH op above 1, a timestamp format type above 1 (TSETH, PETH,
+ * ERTH), an AETH syndrome neither ACK (0x00-0x1f) nor NAK (0x60-0x7f), a NETH reason MRC
+ * does not define, or an endpoint opcode not sent to QPN 2. The ICRC is checked before the
+ * fields, so a corrupted packet reads as EICRC rather than as whatever field it hit.
+ */
+int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsigned flags,
+                    mrc_pkt *pkt)
+{
+    const uint8_t *udp, *bth, *p;
+    size_t wirelen, hdrlen, padded;
+    uint32_t w0, has;
+    unsigned idx, padcnt, bad = 0;
+    uint16_t dport;
+    bool trimmed = false;
+    int rv = 0;
+
+    memset(pkt, 0, sizeof(*pkt));
+    if (datalen < MRC_BASE_LEN) {
+        rv = MRC_WIRE_ESHORT;
+        goto out;
+    }
+    udp = data + MRC_IP6_LEN;
+    bth = udp + MRC_UDP_LEN;
+    w0 = ld32(data);
+    if (w0 >> 28 != 6 || data[6] != IPPROTO_UDP_ || ld16(udp + 4) != ld16(data + 4)) {
+        rv = MRC_WIRE_EIP;
+        goto out;
+    }
+    /* IPv6 payload length, not |datalen|, says where the ICRC is */
+    wirelen = MRC_IP6_LEN + (size_t)ld16(data + 4);
+    if (wirelen != datalen) {
+        if (wirelen < datalen) {
+            rv = MRC_WIRE_EIP;
+            goto out;
+        }
+        if (!(flags & MRC_DECODE_TRIMMED)) {
+            rv = MRC_WIRE_ESHORT;
+            goto out;
+        }
+        trimmed = true;
+    }
+    dport = ld16(udp + 2);
+    if (dport != udp_port && dport != ALT_UDP_PORT) {
+        rv = MRC_WIRE_EPORT;
+        goto out;
+    }
+    idx = bth[0] - OP_BASE;
+    if (idx >= OP_COUNT || !op_table[idx].has || (bth[1] & 0x0f)) {
+        rv = MRC_WIRE_EOPCODE;
+        goto out;
+    }
+    has = op_table[idx].has;
+    hdrlen = MRC_BASE_LEN + op_table[idx].ext;
+    if ((has & MRC_HAS_METH) && (bth[8] & 0x10)) {
+        has |= MRC_HAS_TSETH;
+        hdrlen += MRC_TSETH_LEN;
+    }
+    /* a trimmed packet keeps at least its headers; the lengths must still hold them */
+    if (wirelen < hdrlen + MRC_ICRC_LEN || datalen < hdrlen) {
+        rv = MRC_WIRE_ESHORT;
+        goto out;
+    }
+    padded = wirelen - hdrlen - MRC_ICRC_LEN;
+    padcnt = bth[1] >> 4 & 3;
+    if (has & MRC_HAS_METH) {
+        if ((padded & 3) || padcnt > padded) {
+            rv = MRC_WIRE_EPAD;
+            goto out;
+        }
+    } else if (padcnt) {
+        rv = MRC_WIRE_EPAD;
+        goto out;
+    } else if (padded) {
+        /* a control packet whose lengths claim a payload */
+        rv = MRC_WIRE_EIP;
+        goto out;
+    }
+    if (!trimmed && !(flags & MRC_DECODE_NO_ICRC) &&
+        mrc_icrc(data, wirelen - MRC_ICRC_LEN) != ld32le(data + wirelen - MRC_ICRC_LEN)) {
+        rv = MRC_WIRE_EICRC;
+        goto out;
+    }
+
+    pkt->ip.tc = (uint8_t)(w0 >> 20);
+    pkt->ip.flowlabel = w0 & 0xfffff;
+    pkt->ip.plen = ld16(data + 4);
+    pkt->ip.nxt = IPPROTO_UDP_;
+    pkt->ip.hlim = data[7];
+    memcpy(pkt->ip.src, data + 8, 16);
+    memcpy(pkt->ip.dst, data + 24, 16);
+    pkt->udp.sport = ld16(udp);
+    pkt->udp.dport = dport;
+    pkt->udp.len = pkt->ip.plen;
+    pkt->udp.csum = ld16(udp + 6);
+    pkt->bth.opcode = bth[0];
+    pkt->bth.se = bth[1] >> 7;
+    pkt->bth.mig = bth[1] >> 6 & 1;
+    pkt->bth.padcnt = (uint8_t)padcnt;
+    pkt->bth.pkey = ld16(bth + 2);
+    pkt->bth.resv8a = bth[4];
+    pkt->bth.dqpn = ld24(bth + 5);
+    pkt->bth.ackreq = bth[8] >> 7;
+    pkt->bth.rtx = bth[8] >> 5 & 1;
+    pkt->bth.ts = bth[8] >> 4 & 1;
+    pkt->bth.psn = ld24(bth + 9);
+    pkt->has = has;
+    pkt->trimmed = trimmed;
+    /* never NULL, so that copying |payload_len| bytes from it is always valid */
+    pkt->payload = data + hdrlen;
+
+    p = bth + MRC_BTH_LEN;
+    if (has & MRC_HAS_METH) {
+        pkt->meth.rqmsn = ld16(p);
+        pkt->meth.msn = ld16(p + 2);
+        p += MRC_METH_LEN;
+        if (has & MRC_HAS_TSETH) {
+            bad |= ts_get(&pkt->tseth, p);
+            p += MRC_TSETH_LEN;
+        }
+        pkt->reth.va = ld64(p);
+        pkt->reth.rkey = ld32(p + 8);
+        pkt->reth.dmalen = ld32(p + 12);
+        p += MRC_RETH_LEN;
+        if (has & MRC_HAS_IMM) {
+            pkt->imm = ld32(p);
+        }
+        pkt->payload_len = padded - padcnt;
+        /* a trimmed packet may end anywhere after its headers */
+        if (pkt->payload_len > datalen - hdrlen) {
+            pkt->payload_len = datalen - hdrlen;
+        }
+    } else {
+        switch (bth[0]) {
+        case MRC_OP_ACK:
+            pkt->aeth.syndrome = p[0];
+            pkt->aeth.msn = ld24(p + 1);
+            /* bit 7 is reserved; bits 6:5 are 00 ACK or 11 NAK (MRC has no RNR NAK, 10 is
+             * reserved) */
+            bad |= (p[0] >> 5) != 0 && (p[0] >> 5) != 3;
+            break;
+        case MRC_OP_SACK:
+            pkt->seth.m = p[1] >> 5 & 3;
+            pkt->seth.pr = p[1] >> 1 & 1;
+            pkt->seth.ack_psn_offset = (int16_t)ld16(p + 2);
+            pkt->seth.entropy = ld32(p + 4);
+            pkt->seth.spdcid = ld16(p + 8);
+            pkt->seth.dpdcid = ld16(p + 10);
+            pkt->seth.cack_psn = ld24(p + 13);
+            pkt->seth.cc_type = p[16] >> 4;
+            pkt->seth.cc_flags = p[16] & 0x0f;
+            pkt->seth.mpr = p[17];
+            pkt->seth.sack_offset = (int16_t)ld16(p + 18);
+            pkt->seth.bitmap = ld64(p + 20);
+            p += MRC_SETH_LEN;
+            pkt->cc.ts = ld16(p);
+            pkt->cc.ooo_count = ld16(p + 2) & 0x7fff;
+            pkt->cc.rc = p[4] >> 7;
+            pkt->cc.pen = p[4] & 0x7f;
+            pkt->cc.rcvd_bytes = ld24(p + 5);
+            bad |= pkt->seth.m == 3;
+            break;
+        case MRC_OP_NACK:
+            pkt->neth.reason = p[2];
+            pkt->neth.vendor = p[3];
+            pkt->neth.entropy = ld32(p + 4);
+            pkt->neth.spdcid = ld16(p + 8);
+            pkt->neth.dpdcid = ld16(p + 10);
+            pkt->neth.nack_psn = ld24(p + 13);
+            pkt->neth.cc_type = p[16] >> 4;
+            pkt->neth.cc_flags = p[16] & 0x0f;
+            pkt->neth.ts = ld16(p + 18);
+            bad |= p[2] >= 32 || !(NACK_REASONS >> p[2] & 1);
+            break;
+        case MRC_OP_PROBE:
+            pkt->peth.vendor = p[3];
+            pkt->peth.probe_id = ld16(p + 4);
+            pkt->peth.spdcid = ld16(p + 8);
+            pkt->peth.dpdcid = ld16(p + 10);
+            bad |= ts_get(&pkt->peth.ts, p + 12);
+            break;
+        case MRC_OP_EP_REQ:
+            pkt->erth.op = p[1] & 3;
+            pkt->erth.vendor = p[3];
+            pkt->erth.port_status = ld32(p + 4);
+            bad |= ts_get(&pkt->erth.ts, p + 12);
+            bad |= pkt->erth.op > MRC_EP_OP_EV_PROBE || pkt->bth.dqpn != MRC_EP_QPN;
+            break;
+        default: /* MRC_OP_EP_RSP: op_table admits no other opcode */
+            pkt->eeth.op = p[1] >> 2 & 3;
+            pkt->eeth.entropy = ld32(p + 4);
+            pkt->eeth.svc_time_ns = ld32(p + 8);
+            pkt->eeth.ts = ld16(p + 28);
+            bad |= pkt->eeth.op > MRC_EP_OP_EV_PROBE || pkt->bth.dqpn != MRC_EP_QPN;
+            break;
+        }
+    }
+    if (bad) {
+        rv = MRC_WIRE_EFIELD;
+    }
+out:
+    return rv;
+}
+
+size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len)
+{
+    const mrc_bth *b = &pkt->bth;
+    unsigned idx = b->opcode - OP_BASE;
+    size_t hdrlen = 0, pad, plen;
+    uint32_t has;
+    uint8_t *p;
+
+    if (idx >= OP_COUNT || !op_table[idx].has) {
+        goto out;
+    }
+    has = op_table[idx].has;
+    hdrlen = MRC_BASE_LEN + op_table[idx].ext;
+    if ((has & MRC_HAS_METH) && b->ts) {
+        has |= MRC_HAS_TSETH;
+        hdrlen += MRC_TSETH_LEN;
+    }
+    pad = (0u - payload_len) & 3;
+    /* checked one term at a time so that no sum can wrap */
+    if ((payload_len && !(has & MRC_HAS_METH)) || payload_len > UINT16_MAX ||
+        hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN > UINT16_MAX || destlen < hdrlen) {
+        hdrlen = 0;
+        goto out;
+    }
+    plen = hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN;
+
+    st32(dest, 6u << 28 | (uint32_t)pkt->ip.tc << 20 | (pkt->ip.flowlabel & 0xfffff));
+    st16(dest + 4, (uint32_t)plen);
+    dest[6] = IPPROTO_UDP_;
+    dest[7] = pkt->ip.hlim;
+    memcpy(dest + 8, pkt->ip.src, 16);
+    memcpy(dest + 24, pkt->ip.dst, 16);
+    p = dest + MRC_IP6_LEN;
+    st16(p, pkt->udp.sport);
+    st16(p + 2, pkt->udp.dport);
+    st16(p + 4, (uint32_t)plen);
+    st16(p + 6, 0);
+    p += MRC_UDP_LEN;
+    p[0] = b->opcode;
+    p[1] = (uint8_t)((b->se & 1) << 7 | (b->mig & 1) << 6 | pad << 4);
+    st16(p + 2, b->pkey);
+    p[4] = b->resv8a;
+    st24(p + 5, b->dqpn & 0xffffff);
+    p[8] = (uint8_t)((b->ackreq & 1) << 7 | (b->rtx & 1) << 5 | (b->ts & 1) << 4);
+    st24(p + 9, b->psn & 0xffffff);
+    p += MRC_BTH_LEN;
+
+    /* reserved bytes and bits are zero; the fields are written over them */
+    memset(p, 0, hdrlen - MRC_BASE_LEN);
+    if (has & MRC_HAS_METH) {
+        st16(p, pkt->meth.rqmsn);
+        st16(p + 2, pkt->meth.msn);
+        p += MRC_METH_LEN;
+        if (has & MRC_HAS_TSETH) {
+            ts_put(p, &pkt->tseth);
+            p += MRC_TSETH_LEN;
+        }
+        st64(p, pkt->reth.va);
+        st32(p + 8, pkt->reth.rkey);
+        st32(p + 12, pkt->reth.dmalen);
+        p += MRC_RETH_LEN;
+        if (has & MRC_HAS_IMM) {
+            st32(p, pkt->imm);
+        }
+    } else {
+        switch (b->opcode) {
+        case MRC_OP_ACK:
+            p[0] = pkt->aeth.syndrome;
+            st24(p + 1, pkt->aeth.msn & 0xffffff);
+            break;
+        case MRC_OP_SACK:
+            p[1] = (uint8_t)((pkt->seth.m & 3) << 5 | (pkt->seth.pr & 1) << 1);
+            st16(p + 2, (uint16_t)pkt->seth.ack_psn_offset);
+            st32(p + 4, pkt->seth.entropy);
+            st16(p + 8, pkt->seth.spdcid);
+            st16(p + 10, pkt->seth.dpdcid);
+            st24(p + 13, pkt->seth.cack_psn & 0xffffff);
+            p[16] = (uint8_t)(pkt->seth.cc_type << 4 | (pkt->seth.cc_flags & 0x0f));
+            p[17] = pkt->seth.mpr;
+            st16(p + 18, (uint16_t)pkt->seth.sack_offset);
+            st64(p + 20, pkt->seth.bitmap);
+            p += MRC_SETH_LEN;
+            st16(p, pkt->cc.ts);
+            st16(p + 2, pkt->cc.ooo_count & 0x7fff);
+            p[4] = (uint8_t)((pkt->cc.rc & 1) << 7 | (pkt->cc.pen & 0x7f));
+            st24(p + 5, pkt->cc.rcvd_bytes & 0xffffff);
+            break;
+        case MRC_OP_NACK:
+            p[2] = pkt->neth.reason;
+            p[3] = pkt->neth.vendor;
+            st32(p + 4, pkt->neth.entropy);
+            st16(p + 8, pkt->neth.spdcid);
+            st16(p + 10, pkt->neth.dpdcid);
+            st24(p + 13, pkt->neth.nack_psn & 0xffffff);
+            p[16] = (uint8_t)(pkt->neth.cc_type << 4 | (pkt->neth.cc_flags & 0x0f));
+            st16(p + 18, pkt->neth.ts);
+            break;
+        case MRC_OP_PROBE:
+            p[3] = pkt->peth.vendor;
+            st16(p + 4, pkt->peth.probe_id);
+            st16(p + 8, pkt->peth.spdcid);
+            st16(p + 10, pkt->peth.dpdcid);
+            ts_put(p + 12, &pkt->peth.ts);
+            break;
+        case MRC_OP_EP_REQ:
+            p[1] = pkt->erth.op & 3;
+            p[3] = pkt->erth.vendor;
+            st32(p + 4, pkt->erth.port_status);
+            ts_put(p + 12, &pkt->erth.ts);
+            break;
+        default: /* MRC_OP_EP_RSP */
+            p[1] = (uint8_t)((pkt->eeth.op & 3) << 2);
+            st32(p + 4, pkt->eeth.entropy);
+            st32(p + 8, pkt->eeth.svc_time_ns);
+            st16(p + 28, pkt->eeth.ts);
+            break;
+        }
+    }
+out:
+    return hdrlen;
+}
+
+/*
+ * |len| must match the lengths mrc_wire_encode() wrote: a packet whose IPv6 length disagrees
+ * with what is being sealed is refused (0) rather than sent with a wrong ICRC position.
+ */
+size_t mrc_wire_finish(uint8_t *dest, size_t destlen, size_t len)
+{
+    size_t pad, total = 0;
+
+    if (len < MRC_BASE_LEN || len > destlen) {
+        goto out;
+    }
+    pad = dest[MRC_IP6_LEN + MRC_UDP_LEN + 1] >> 4 & 3;
+    if (len + pad + MRC_ICRC_LEN > destlen ||
+        len + pad + MRC_ICRC_LEN != MRC_IP6_LEN + (size_t)ld16(dest + 4)) {
+        goto out;
+    }
+    memset(dest + len, 0, pad);
+    st32le(dest + len + pad, mrc_icrc(dest, len + pad));
+    total = len + pad + MRC_ICRC_LEN;
+out:
+    return total;
+}
+
+void mrc_wire_outer(uint8_t dest[MRC_IP6_LEN], const uint8_t src[16], const uint8_t dst[16],
+                    uint16_t plen, uint8_t tc, uint32_t flowlabel, uint8_t hlim)
+{
+    st32(dest, 6u << 28 | (uint32_t)tc << 20 | (flowlabel & 0xfffff));
+    st16(dest + 4, plen);
+    dest[6] = IPPROTO_IPV6_;
+    dest[7] = hlim;
+    memcpy(dest + 8, src, 16);
+    memcpy(dest + 24, dst, 16);
+}
+
+/*
+ * The outer length may exceed what arrived (a trimmed packet whose outer header the switch
+ * left alone) but never fall short of it; the inner decode checks the inner lengths.
+ */
+int mrc_wire_outer_decode(const uint8_t *data, size_t datalen, mrc_ip6 *ip)
+{
+    uint32_t w0;
+    int rv = 0;
+
+    memset(ip, 0, sizeof(*ip));
+    if (datalen < MRC_IP6_LEN) {
+        rv = MRC_WIRE_EIP;
+        goto out;
+    }
+    w0 = ld32(data);
+    if (w0 >> 28 != 6 || data[6] != IPPROTO_IPV6_ || ld16(data + 4) < datalen - MRC_IP6_LEN) {
+        rv = MRC_WIRE_EIP;
+        goto out;
+    }
+    ip->tc = (uint8_t)(w0 >> 20);
+    ip->flowlabel = w0 & 0xfffff;
+    ip->plen = ld16(data + 4);
+    ip->nxt = IPPROTO_IPV6_;
+    ip->hlim = data[7];
+    memcpy(ip->src, data + 8, 16);
+    memcpy(ip->dst, data + 24, 16);
+out:
+    return rv;
+}
+
+const char *mrc_wire_strerror(int err)
+{
+    static const char *const msgs[] = {
+        "success",
+        "packet shorter than its headers",
+        "not IPv6 and UDP, or lengths that disagree",
+        "not the MRC UDP port",
+        "not an MRC opcode, or BTH TVer not 0",
+        "pad count beyond the payload, or payload not a multiple of 4",
+        "ICRC mismatch",
+        "a header field with a value no MRC packet has",
+    };
+
+    if (err > 0 || err < MRC_WIRE_EFIELD) {
+        return "unknown wire error";
+    }
+    return msgs[-err];
+}
