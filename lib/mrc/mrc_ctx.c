@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: MIT */
+/* The engine context: packet dispatch, QP scheduling and timers, ports, endpoint operations. */
+#include "mrc_internal.h"
+
+void mrc_settings_default(mrc_settings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->nports = 1;
+    s->udp_port = MRC_DEFAULT_UDP_PORT;
+    s->max_qps = 1024;
+    s->max_mrs = 1024;
+    s->max_ev_profiles = 16;
+    s->icrc = true;
+    s->tseth = true;
+    s->dscp_data = 4;
+    s->dscp_retx = 8;
+    s->dscp_no_trim = 0;
+    s->dscp_control = 46;
+    s->dscp_trimmed = 12;
+    s->dscp_trimmed_lasthop = 16;
+    s->trimmable = true;
+    s->sack_every = 2;
+    s->always_skip_window = 32;
+    s->always_skip_pct = 75;
+    s->max_ooo_tracked = 0;
+    s->reorder_pkts = 3;
+    s->reorder_ns = 2000;
+    s->tlp_pct = 25;
+    s->nack_retry_ns = 20000;
+    s->rto_backoff_max = 10;
+    s->skip_max_ns = 100000;
+    s->probe_interval_ns = 100000;
+    s->probe_interval_max_ns = 100000000;
+    s->probe_recover = 3;
+    s->rev_refresh_ns = 10000000;
+    s->ep_timeout_ns = 1000000;
+    s->psu_repeat = 3;
+    s->psu_interval_ns = 1000000;
+    s->ev_event_queue = 1024;
+}
+
+int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
+{
+    if (!s || !s->alloc.malloc || !s->alloc.free || s->nports == 0 || s->nports > MRC_MAX_PORTS ||
+        s->max_qps == 0 || s->max_qps > (1u << 20) || s->max_mrs == 0 || s->max_mrs > (1u << 20) ||
+        s->sack_every == 0 || s->ev_event_queue == 0 || s->probe_recover == 0 ||
+        s->max_ev_profiles == 0) {
+        return MRC_ERR_INVAL;
+    }
+    mrc_context *ctx = s->alloc.malloc(sizeof(*ctx), s->alloc.user);
+    if (!ctx) {
+        return MRC_ERR_NOMEM;
+    }
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->set = *s;
+    uint64_t seed = s->cb.rand ? s->cb.rand(s->user) : 0x9e3779b97f4a7c15ull;
+    ctx->rng.s0 = seed ^ 0x6a09e667f3bcc908ull;
+    ctx->rng.s1 = (seed * 0xbf58476d1ce4e5b9ull) | 1;
+    ctx->ports_up = (uint32_t)((1ull << s->nports) - 1);
+    ctx->qps = mrc_calloc(ctx, s->max_qps, sizeof(mrc_qp *));
+    ctx->heap = mrc_calloc(ctx, s->max_qps, sizeof(mrc_qp *));
+    ctx->mrs = mrc_calloc(ctx, s->max_mrs, sizeof(mrc_mr *));
+    ctx->evp = mrc_calloc(ctx, s->max_ev_profiles, sizeof(mrc_ev_profile));
+    ctx->events = mrc_calloc(ctx, s->ev_event_queue, sizeof(mrc_ev_event));
+    ctx->psu_next = UINT64_MAX;
+    (void)now;
+    if (!ctx->qps || !ctx->heap || !ctx->mrs || !ctx->evp || !ctx->events) {
+        mrc_context_free(ctx);
+        return MRC_ERR_NOMEM;
+    }
+    *pctx = ctx;
+    return 0;
+}
+
+void mrc_context_free(mrc_context *ctx)
+{
+    if (!ctx) {
+        return;
+    }
+    for (uint32_t i = 0; ctx->qps && i < ctx->set.max_qps; i++) {
+        mrc_qp_free(ctx->qps[i]);
+    }
+    for (uint32_t i = 0; ctx->mrs && i < ctx->set.max_mrs; i++) {
+        mrc_dealloc(ctx, ctx->mrs[i]);
+    }
+    for (uint32_t i = 0; ctx->evp && i < ctx->set.max_ev_profiles; i++) {
+        mrc_dealloc(ctx, ctx->evp[i].evs);
+    }
+    mrc_dealloc(ctx, ctx->qps);
+    mrc_dealloc(ctx, ctx->heap);
+    mrc_dealloc(ctx, ctx->mrs);
+    mrc_dealloc(ctx, ctx->evp);
+    mrc_dealloc(ctx, ctx->events);
+    ctx->set.alloc.free(ctx, ctx->set.alloc.user);
+}
+
+/* Memory regions: the key's low byte is a generation, so a stale key never matches. */
+int mrc_reg_mr(mrc_context *ctx, void *addr, size_t length, unsigned access, mrc_mr **pmr)
+{
+    if (!addr || length == 0 || (access & ~(MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE))) {
+        return MRC_ERR_INVAL;
+    }
+    for (uint32_t i = 0; i < ctx->set.max_mrs; i++) {
+        if (ctx->mrs[i]) {
+            continue;
+        }
+        mrc_mr *mr = mrc_calloc(ctx, 1, sizeof(*mr));
+        if (!mr) {
+            return MRC_ERR_NOMEM;
+        }
+        mr->ctx = ctx;
+        mr->addr = addr;
+        mr->len = length;
+        mr->access = access;
+        mr->key = (i + 1) << 8 | (++ctx->mr_gen & 0xff);
+        ctx->mrs[i] = mr;
+        *pmr = mr;
+        return 0;
+    }
+    return MRC_ERR_FULL;
+}
+
+uint32_t mrc_mr_lkey(const mrc_mr *mr)
+{
+    return mr->key;
+}
+
+uint32_t mrc_mr_rkey(const mrc_mr *mr)
+{
+    return mr->key;
+}
+
+int mrc_dereg_mr(mrc_mr *mr)
+{
+    if (!mr) {
+        return 0;
+    }
+    if (mr->refs) {
+        return MRC_ERR_STATE;
+    }
+    mrc_context *ctx = mr->ctx;
+    ctx->mrs[(mr->key >> 8) - 1] = NULL;
+    mrc_dealloc(ctx, mr);
+    return 0;
+}
+
+mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key)
+{
+    uint32_t i = key >> 8;
+    if (i == 0 || i > ctx->set.max_mrs) {
+        return NULL;
+    }
+    mrc_mr *mr = ctx->mrs[i - 1];
+    return mr && mr->key == key ? mr : NULL;
+}
+
+int mrc_ev_profile_create(mrc_context *ctx, uint64_t id, const mrc_ev_profile_attr *a)
+{
+    if (!a || !a->evs || a->nevs == 0 || a->nevs > 1024 || a->min_active > a->nevs) {
+        return MRC_ERR_INVAL;
+    }
+    for (unsigned i = 0; i < a->nevs; i++) {
+        if (a->evs[i].port >= ctx->set.nports) {
+            return MRC_ERR_INVAL;
+        }
+        /* values must be distinct: a SACK names its EV by value */
+        for (unsigned j = 0; j < i; j++) {
+            if (a->evs[j].val == a->evs[i].val) {
+                return MRC_ERR_INVAL;
+            }
+        }
+    }
+    mrc_ev_profile *slot = NULL;
+    for (uint32_t i = 0; i < ctx->set.max_ev_profiles; i++) {
+        if (ctx->evp[i].used && ctx->evp[i].id == id) {
+            return MRC_ERR_INVAL;
+        }
+        if (!ctx->evp[i].used && !slot) {
+            slot = &ctx->evp[i];
+        }
+    }
+    if (!slot) {
+        return MRC_ERR_FULL;
+    }
+    slot->evs = mrc_alloc(ctx, a->nevs * sizeof(mrc_ev));
+    if (!slot->evs) {
+        return MRC_ERR_NOMEM;
+    }
+    memcpy(slot->evs, a->evs, a->nevs * sizeof(mrc_ev));
+    slot->id = id;
+    slot->nevs = a->nevs;
+    slot->active = a->active;
+    slot->min_active = a->min_active;
+    slot->event_mask = a->event_mask;
+    slot->used = true;
+    return 0;
+}
+
+mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id)
+{
+    for (uint32_t i = 0; i < ctx->set.max_ev_profiles; i++) {
+        if (ctx->evp[i].used && ctx->evp[i].id == id) {
+            return &ctx->evp[i];
+        }
+    }
+    return NULL;
+}
+
+int mrc_cc_profile_create(mrc_context *ctx, uint64_t id, const mrc_cc_profile_attr *a)
+{
+    if (!a || !a->algorithm || strcmp(a->algorithm, "none") != 0) {
+        return MRC_ERR_INVAL;
+    }
+    for (unsigned i = 0; i < 8; i++) {
+        if (!ctx->ccp[i].used) {
+            ctx->ccp[i].used = true;
+            ctx->ccp[i].id = id;
+            return 0;
+        }
+    }
+    return MRC_ERR_FULL;
+}
+
+int mrc_cq_new(mrc_context *ctx, unsigned cqe, mrc_cq **pcq)
+{
+    if (cqe == 0 || cqe > (1u << 24)) {
+        return MRC_ERR_INVAL;
+    }
+    mrc_cq *cq = mrc_calloc(ctx, 1, sizeof(*cq));
+    if (!cq) {
+        return MRC_ERR_NOMEM;
+    }
+    cq->ring = mrc_calloc(ctx, cqe, sizeof(mrc_wc));
+    if (!cq->ring) {
+        mrc_dealloc(ctx, cq);
+        return MRC_ERR_NOMEM;
+    }
+    cq->ctx = ctx;
+    cq->cap = cqe;
+    *pcq = cq;
+    return 0;
+}
+
+void mrc_cq_free(mrc_cq *cq)
+{
+    if (cq) {
+        mrc_dealloc(cq->ctx, cq->ring);
+        mrc_dealloc(cq->ctx, cq);
+    }
+}
+
+bool mrc_cq_push(mrc_cq *cq, const mrc_wc *wc)
+{
+    if (cq->count == cq->cap) {
+        cq->overflows++;
+        return false;
+    }
+    cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+    cq->count++;
+    return true;
+}
+
+int mrc_poll_cq(mrc_cq *cq, int n, mrc_wc *wc)
+{
+    int k = 0;
+    while (k < n && cq->count) {
+        wc[k++] = cq->ring[cq->head];
+        cq->head = (cq->head + 1) % cq->cap;
+        cq->count--;
+    }
+    return k;
+}
+
+/* The timer heap: QPs by their next expiry. */
+static void heap_swap(mrc_context *ctx, uint32_t a, uint32_t b)
+{
+    mrc_qp *t = ctx->heap[a];
+    ctx->heap[a] = ctx->heap[b];
+    ctx->heap[b] = t;
+    ctx->heap[a]->heap_idx = a;
+    ctx->heap[b]->heap_idx = b;
+}
+
+static void heap_fix(mrc_context *ctx, uint32_t i)
+{
+    while (i > 0 && ctx->heap[(i - 1) / 2]->expiry > ctx->heap[i]->expiry) {
+        heap_swap(ctx, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < ctx->heap_len && ctx->heap[l]->expiry < ctx->heap[m]->expiry) {
+            m = l;
+        }
+        if (r < ctx->heap_len && ctx->heap[r]->expiry < ctx->heap[m]->expiry) {
+            m = r;
+        }
+        if (m == i) {
+            return;
+        }
+        heap_swap(ctx, i, m);
+        i = m;
+    }
+}
+
+static void heap_remove(mrc_context *ctx, mrc_qp *qp)
+{
+    uint32_t i = qp->heap_idx;
+    if (i == MRC_NONE) {
+        return;
+    }
+    ctx->heap_len--;
+    if (i != ctx->heap_len) {
+        ctx->heap[i] = ctx->heap[ctx->heap_len];
+        ctx->heap[i]->heap_idx = i;
+        heap_fix(ctx, i);
+    }
+    qp->heap_idx = MRC_NONE;
+}
+
+void mrc_qp_timer_update(mrc_qp *qp)
+{
+    mrc_context *ctx = qp->ctx;
+    uint64_t e =
+        qp->state == MRC_QPS_ERR || qp->state == MRC_QPS_RESET ? UINT64_MAX : mrc_req_expiry(qp);
+    qp->expiry = e;
+    if (e == UINT64_MAX) {
+        heap_remove(ctx, qp);
+    } else if (qp->heap_idx == MRC_NONE) {
+        qp->heap_idx = ctx->heap_len;
+        ctx->heap[ctx->heap_len++] = qp;
+        heap_fix(ctx, qp->heap_idx);
+    } else {
+        heap_fix(ctx, qp->heap_idx);
+    }
+}
+
+static void ready_remove(mrc_context *ctx, mrc_qp *qp)
+{
+    if (!qp->ready) {
+        return;
+    }
+    if (qp->rnext == qp) {
+        ctx->ready = NULL;
+    } else {
+        qp->rprev->rnext = qp->rnext;
+        qp->rnext->rprev = qp->rprev;
+        if (ctx->ready == qp) {
+            ctx->ready = qp->rnext;
+        }
+    }
+    qp->ready = false;
+    ctx->nready--;
+}
+
+void mrc_qp_unlink(mrc_qp *qp)
+{
+    heap_remove(qp->ctx, qp);
+    ready_remove(qp->ctx, qp);
+}
+
+/* The ready ring: QPs that may have a packet to send, served round robin. */
+void mrc_qp_ready(mrc_qp *qp)
+{
+    mrc_context *ctx = qp->ctx;
+    if (qp->ready) {
+        return;
+    }
+    qp->ready = true;
+    ctx->nready++;
+    if (!ctx->ready) {
+        qp->rnext = qp->rprev = qp;
+        ctx->ready = qp;
+        return;
+    }
+    /* join just behind the cursor: served last in this round */
+    qp->rnext = ctx->ready;
+    qp->rprev = ctx->ready->rprev;
+    qp->rprev->rnext = qp;
+    ctx->ready->rprev = qp;
+}
+
+void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e)
+{
+    if (ctx->set.cb.ev_event) {
+        ctx->set.cb.ev_event(ctx->set.user, e);
+    }
+    if (ctx->ev_count == ctx->set.ev_event_queue) {
+        ctx->st.ev_events_dropped++;
+        return;
+    }
+    ctx->events[(ctx->ev_head + ctx->ev_count) % ctx->set.ev_event_queue] = *e;
+    ctx->ev_count++;
+}
+
+int mrc_poll_ev_events(mrc_context *ctx, mrc_ev_event *events, int n)
+{
+    int k = 0;
+    while (k < n && ctx->ev_count) {
+        events[k++] = ctx->events[ctx->ev_head];
+        ctx->ev_head = (ctx->ev_head + 1) % ctx->set.ev_event_queue;
+        ctx->ev_count--;
+    }
+    return k;
+}
+
+void mrc_ctx_get_stats(const mrc_context *ctx, mrc_ctx_stats *stats)
+{
+    *stats = ctx->st;
+}
+
+static mrc_qp *qp_by_num(mrc_context *ctx, uint32_t qpn)
+{
+    if (qpn < MRC_MIN_QPN || qpn - MRC_MIN_QPN >= ctx->set.max_qps) {
+        return NULL;
+    }
+    return ctx->qps[qpn - MRC_MIN_QPN];
+}
+
+/* Endpoint operations: node-scoped, best effort, never retransmitted. */
+static mrc_ep_out *ep_queue(mrc_context *ctx)
+{
+    if (ctx->ep_count == MRC_EP_SLOTS) {
+        return NULL;
+    }
+    mrc_ep_out *o = &ctx->ep_out[(ctx->ep_head + ctx->ep_count) % MRC_EP_SLOTS];
+    ctx->ep_count++;
+    memset(o, 0, sizeof(*o));
+    return o;
+}
+
+int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t ev, unsigned port,
+                mrc_qp *qp, uint64_t now, uint16_t *preq_id)
+{
+    if (port >= ctx->set.nports) {
+        return MRC_ERR_INVAL;
+    }
+    mrc_ep_pending *pend = NULL;
+    if (ep_op == MRC_EP_OP_EV_PROBE) {
+        for (unsigned i = 0; i < MRC_EP_SLOTS && !pend; i++) {
+            pend = ctx->ep_pend[i].used ? NULL : &ctx->ep_pend[i];
+        }
+        if (!pend) {
+            return MRC_ERR_FULL;
+        }
+    }
+    mrc_ep_out *o = ep_queue(ctx);
+    if (!o) {
+        return MRC_ERR_FULL;
+    }
+    o->req_id = ++ctx->ep_seq;
+    o->op = MRC_OP_EP_REQ;
+    o->ep_op = ep_op;
+    o->port = (uint8_t)port;
+    o->ev = ev;
+    o->port_status = ctx->ports_up;
+    o->ts = mrc_ts_now(now);
+    memcpy(o->dst, dst, 16);
+    if (pend) {
+        *pend = (mrc_ep_pending){.req_id = o->req_id,
+                                 .used = true,
+                                 .ev = ev,
+                                 .port = (uint8_t)port,
+                                 .sent = now,
+                                 .qp = qp};
+        ctx->ep_pend_count++;
+    }
+    if (preq_id) {
+        *preq_id = o->req_id;
+    }
+    return 0;
+}
+
+int mrc_ep_probe(mrc_context *ctx, const uint8_t dst[16], uint32_t ev, unsigned port, uint64_t now,
+                 uint16_t *preq_id)
+{
+    return mrc_ep_send(ctx, MRC_EP_OP_EV_PROBE, dst, ev, port, NULL, now, preq_id);
+}
+
+static void ep_result(mrc_context *ctx, mrc_ep_pending *p, bool ok, uint64_t rtt, uint64_t now)
+{
+    mrc_ep_result r = {
+        .time = now, .req_id = p->req_id, .ev = p->ev, .port = p->port, .ok = ok, .rtt_ns = rtt};
+    p->used = false;
+    ctx->ep_pend_count--;
+    if (p->qp) {
+        /* a reverse-EV refresh: a plane whose probe came back gets that EV for its control */
+        if (ok) {
+            uint32_t evi = mrc_ev_lookup(p->qp, p->ev);
+            if (evi != MRC_NONE && p->qp->evs[evi].state == MRC_EV_GOOD) {
+                p->qp->rev[p->port] = (uint16_t)evi;
+            }
+        }
+        return;
+    }
+    if (!ok) {
+        ctx->st.ep_timeouts++;
+    }
+    if (ctx->set.cb.ep_result) {
+        ctx->set.cb.ep_result(ctx->set.user, &r);
+    }
+    if (ctx->ep_res_count < MRC_EP_SLOTS) {
+        ctx->ep_res[(ctx->ep_res_head + ctx->ep_res_count) % MRC_EP_SLOTS] = r;
+        ctx->ep_res_count++;
+    }
+}
+
+int mrc_poll_ep_results(mrc_context *ctx, mrc_ep_result *results, int n)
+{
+    int k = 0;
+    while (k < n && ctx->ep_res_count) {
+        results[k++] = ctx->ep_res[ctx->ep_res_head];
+        ctx->ep_res_head = (ctx->ep_res_head + 1) % MRC_EP_SLOTS;
+        ctx->ep_res_count--;
+    }
+    return k;
+}
+
+/* A Port Status Update from the node at |src|: its QPs stop using the planes it lost. */
+static void on_psu(mrc_context *ctx, const uint8_t src[16], uint32_t status, uint64_t now)
+{
+    ctx->st.psu_rcvd++;
+    for (uint32_t i = 0; i < ctx->set.max_qps; i++) {
+        mrc_qp *qp = ctx->qps[i];
+        if (!qp || qp->state < MRC_QPS_RTR || qp->state == MRC_QPS_ERR) {
+            continue;
+        }
+        bool peer = false;
+        for (unsigned p = 0; p < qp->attr.ah.nports && !peer; p++) {
+            peer = memcmp(qp->attr.ah.dgid[p], src, 16) == 0;
+        }
+        if (!peer || qp->remote_ports == status) {
+            continue;
+        }
+        qp->remote_ports = status;
+        mrc_req_port_lost(qp, mrc_ev_port_mask(qp), now);
+        mrc_qp_ready(qp);
+    }
+}
+
+static int on_ep(mrc_context *ctx, const mrc_pkt *pkt, const mrc_rx_info *info, uint64_t now)
+{
+    if (pkt->bth.opcode == MRC_OP_EP_REQ) {
+        ctx->st.ep_reqs_rcvd++;
+        if (pkt->erth.op == MRC_EP_OP_PSU) {
+            on_psu(ctx, pkt->ip.src, pkt->erth.port_status, now);
+            return 0;
+        }
+        /* answer on the request's own EV and port: our plan's EVs name the same T1 both ways */
+        mrc_ep_out *o = ep_queue(ctx);
+        if (!o) {
+            return 0;
+        }
+        o->req_id = (uint16_t)pkt->bth.psn;
+        o->op = MRC_OP_EP_RSP;
+        o->ep_op = MRC_EP_OP_EV_PROBE;
+        o->port = info && info->port < ctx->set.nports ? info->port : 0;
+        o->ev = ((pkt->ip.flowlabel & 0xffffu) << 16) | pkt->udp.sport;
+        o->ts = pkt->erth.ts.ts;
+        memcpy(o->dst, pkt->ip.src, 16);
+        return 0;
+    }
+    ctx->st.ep_rsps_rcvd++;
+    for (unsigned i = 0; i < MRC_EP_SLOTS; i++) {
+        mrc_ep_pending *p = &ctx->ep_pend[i];
+        if (p->used && p->req_id == (uint16_t)pkt->bth.psn) {
+            uint64_t rtt = mrc_ts_rtt(pkt->eeth.ts, now);
+            ep_result(ctx, p, true, rtt > pkt->eeth.svc_time_ns ? rtt - pkt->eeth.svc_time_ns : 0,
+                      now);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mrc_rx_info *info,
+                 uint64_t now)
+{
+    mrc_pkt pkt;
+    const mrc_settings *s = &ctx->set;
+    ctx->st.pkts_rcvd++;
+    bool trimmed = info && (info->dscp == s->dscp_trimmed || info->dscp == s->dscp_trimmed_lasthop);
+    unsigned flags = (s->icrc ? 0 : MRC_DECODE_NO_ICRC) | (trimmed ? MRC_DECODE_TRIMMED : 0);
+    int rv = mrc_wire_decode(data, datalen, s->udp_port, flags, &pkt);
+    if (rv != 0) {
+        ctx->st.garbage++;
+        ctx->st.garbage_by_err[(unsigned)-rv & 7]++;
+        return MRC_ERR_PROTO;
+    }
+    mrc_rx_info dflt = {.port = 0, .ecn = pkt.ip.tc & 3, .dscp = pkt.ip.tc >> 2};
+    if (!info) {
+        info = &dflt;
+    }
+    uint8_t op = pkt.bth.opcode;
+    if (op == MRC_OP_EP_REQ || op == MRC_OP_EP_RSP) {
+        return on_ep(ctx, &pkt, info, now);
+    }
+    mrc_qp *qp = qp_by_num(ctx, pkt.bth.dqpn);
+    if (!qp) {
+        ctx->st.no_qp++;
+        return MRC_ERR_PROTO;
+    }
+    bool rtr = qp->state == MRC_QPS_RTR || qp->state == MRC_QPS_RTS;
+    bool rts = qp->state == MRC_QPS_RTS;
+    switch (op) {
+    case MRC_OP_SACK:
+        if (!rts) {
+            break;
+        }
+        mrc_req_on_sack(qp, &pkt, now);
+        return 0;
+    case MRC_OP_NACK:
+        if (!rts) {
+            break;
+        }
+        mrc_req_on_nack(qp, &pkt, now);
+        return 0;
+    case MRC_OP_ACK:
+        if (!rts) {
+            break;
+        }
+        mrc_req_on_ack(qp, &pkt, now);
+        return 0;
+    case MRC_OP_PROBE:
+        if (!rtr) {
+            break;
+        }
+        mrc_rsp_on_probe(qp, &pkt, info, now);
+        return 0;
+    default:
+        if (!rtr) {
+            break;
+        }
+        mrc_rsp_on_data(qp, &pkt, info, trimmed || pkt.trimmed, now);
+        return 0;
+    }
+    ctx->st.bad_state++;
+    return MRC_ERR_PROTO;
+}
+
+static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
+                    mrc_tx_info *info, uint64_t now)
+{
+    mrc_ep_out *o = &ctx->ep_out[ctx->ep_head];
+    if (!(port_mask & ctx->ports_up & (1u << o->port))) {
+        return 0;
+    }
+    mrc_pkt pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.ip.tc = (uint8_t)(ctx->set.dscp_control << 2);
+    pkt.ip.flowlabel = o->ev >> 16;
+    pkt.ip.nxt = 17;
+    pkt.ip.hlim = 64;
+    memcpy(pkt.ip.src, ctx->set.addr[o->port], 16);
+    memcpy(pkt.ip.dst, o->dst, 16);
+    pkt.udp.sport = (uint16_t)o->ev;
+    pkt.udp.dport = ctx->set.udp_port;
+    pkt.bth.opcode = o->op;
+    pkt.bth.pkey = 0xffff;
+    pkt.bth.dqpn = MRC_EP_QPN;
+    pkt.bth.psn = o->req_id;
+    if (o->op == MRC_OP_EP_REQ) {
+        pkt.has = MRC_HAS_ERTH;
+        pkt.erth.op = o->ep_op;
+        pkt.erth.port_status = o->port_status;
+        pkt.erth.ts.ts = o->ts;
+        pkt.erth.ts.fmt = MRC_TS_FORMAT;
+        if (o->ep_op == MRC_EP_OP_PSU) {
+            ctx->st.psu_sent++;
+        }
+    } else {
+        pkt.has = MRC_HAS_EETH;
+        pkt.eeth.op = o->ep_op;
+        pkt.eeth.entropy = o->ev;
+        pkt.eeth.ts = o->ts;
+    }
+    int n = mrc_pkt_emit(ctx, dest, destlen, &pkt, NULL, 0, info);
+    if (n < 0) {
+        return n;
+    }
+    info->ev = o->ev;
+    info->port = o->port;
+    info->control = o->op == MRC_OP_EP_RSP;
+    info->qpn = 0;
+    ctx->ep_head = (ctx->ep_head + 1) % MRC_EP_SLOTS;
+    ctx->ep_count--;
+    (void)now;
+    return n;
+}
+
+int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
+                  mrc_tx_info *info, uint64_t now)
+{
+    if (ctx->ep_count) {
+        int n = ep_write(ctx, dest, destlen, port_mask, info, now);
+        if (n != 0) {
+            ctx->st.pkts_sent += n > 0;
+            return n;
+        }
+    }
+    /* round robin: each QP sends one packet, then the next QP's turn; a QP with nothing to
+     * send leaves the ring until an event gives it something, one blocked only by the port
+     * mask stays */
+    for (uint32_t n = ctx->nready; n > 0 && ctx->ready; n--) {
+        mrc_qp *qp = ctx->ready;
+        int rv = mrc_rsp_write(qp, dest, destlen, port_mask, info, now);
+        if (rv == 0 || rv == MRC_BLOCKED) {
+            int rq = mrc_req_write(qp, dest, destlen, port_mask, info, now);
+            rv = rq == 0 && rv == MRC_BLOCKED ? MRC_BLOCKED : rq;
+        }
+        if (rv == 0) {
+            ready_remove(ctx, qp);
+            continue;
+        }
+        ctx->ready = qp->rnext;
+        if (rv == MRC_BLOCKED) {
+            continue;
+        }
+        ctx->st.pkts_sent += rv > 0;
+        return rv;
+    }
+    return 0;
+}
+
+uint64_t mrc_get_expiry(const mrc_context *ctx)
+{
+    uint64_t e = ctx->heap_len ? ctx->heap[0]->expiry : UINT64_MAX;
+    if (ctx->psu_next < e) {
+        e = ctx->psu_next;
+    }
+    for (unsigned i = 0; ctx->ep_pend_count && i < MRC_EP_SLOTS; i++) {
+        const mrc_ep_pending *p = &ctx->ep_pend[i];
+        if (p->used && p->sent + ctx->set.ep_timeout_ns < e) {
+            e = p->sent + ctx->set.ep_timeout_ns;
+        }
+    }
+    return e;
+}
+
+/* Port Status Updates go to every peer node once per change, repeated a few times since they
+ * are best effort. */
+static void psu_send(mrc_context *ctx, uint64_t now)
+{
+    const uint8_t *sent[64];
+    unsigned nsent = 0;
+    for (uint32_t i = 0; i < ctx->set.max_qps; i++) {
+        mrc_qp *qp = ctx->qps[i];
+        if (!qp || qp->state < MRC_QPS_RTR || qp->state == MRC_QPS_ERR) {
+            continue;
+        }
+        uint32_t up = mrc_ev_port_mask(qp);
+        unsigned port = 0;
+        while (port < qp->attr.ah.nports && !(up & (1u << port))) {
+            port++;
+        }
+        if (port == qp->attr.ah.nports) {
+            continue;
+        }
+        const uint8_t *peer = qp->attr.ah.dgid[0];
+        bool dup = false;
+        for (unsigned k = 0; k < nsent && !dup; k++) {
+            dup = memcmp(sent[k], peer, 16) == 0;
+        }
+        if (dup) {
+            continue;
+        }
+        if (nsent < 64) {
+            sent[nsent++] = peer;
+        }
+        uint32_t evi = mrc_ev_reverse(qp, port);
+        mrc_ep_send(ctx, MRC_EP_OP_PSU, qp->attr.ah.dgid[port], qp->evs[evi].val, port, NULL, now,
+                    NULL);
+    }
+}
+
+int mrc_handle_expiry(mrc_context *ctx, uint64_t now)
+{
+    while (ctx->heap_len && ctx->heap[0]->expiry <= now) {
+        mrc_qp *qp = ctx->heap[0];
+        mrc_req_on_timer(qp, now);
+        if (qp->heap_idx == 0 && qp->expiry <= now) {
+            /* nothing moved the deadline: do not spin on it */
+            qp->expiry = now + 1;
+            heap_fix(ctx, 0);
+        }
+    }
+    if (ctx->psu_next <= now) {
+        psu_send(ctx, now);
+        ctx->psu_next = --ctx->psu_left ? now + ctx->set.psu_interval_ns : UINT64_MAX;
+    }
+    for (unsigned i = 0; ctx->ep_pend_count && i < MRC_EP_SLOTS; i++) {
+        mrc_ep_pending *p = &ctx->ep_pend[i];
+        if (p->used && p->sent + ctx->set.ep_timeout_ns <= now) {
+            ep_result(ctx, p, false, 0, now);
+        }
+    }
+    return 0;
+}
+
+int mrc_port_set_state(mrc_context *ctx, unsigned port, bool up, uint64_t now)
+{
+    if (port >= ctx->set.nports) {
+        return MRC_ERR_INVAL;
+    }
+    uint32_t before = ctx->ports_up;
+    if (up) {
+        ctx->ports_up |= 1u << port;
+    } else {
+        ctx->ports_up &= ~(1u << port);
+    }
+    if (before == ctx->ports_up) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < ctx->set.max_qps; i++) {
+        mrc_qp *qp = ctx->qps[i];
+        if (qp && qp->state == MRC_QPS_RTS) {
+            mrc_req_port_lost(qp, mrc_ev_port_mask(qp), now);
+            mrc_qp_ready(qp);
+        }
+    }
+    ctx->psu_left = ctx->set.psu_repeat;
+    ctx->psu_next = ctx->psu_left ? now : UINT64_MAX;
+    return 0;
+}
+
+uint32_t mrc_port_mask(const mrc_context *ctx)
+{
+    return ctx->ports_up;
+}

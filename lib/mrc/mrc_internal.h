@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/* libmrc private state: context, QP requester and responder halves, EV set. */
+#ifndef MRC_INTERNAL_H
+#define MRC_INTERNAL_H
+
+#include <mrcfab/mrc.h>
+#include <string.h>
+
+#include "mrc_wire.h"
+
+#define MRC_NONE UINT32_MAX
+#define MRC_MIN_QPN 16 /* 0-15 reserved; 2 is the endpoint-operation QPN */
+#define MRC_MAX_PROBES 16
+#define MRC_CTRL_QUEUE 64
+#define MRC_CE_SLOTS 64
+#define MRC_EP_SLOTS 64
+
+/* xorshift128+: fast, and seeded once so that a run replays exactly. */
+typedef struct mrc_rng {
+    uint64_t s0, s1;
+} mrc_rng;
+
+static inline uint64_t mrc_rng_next(mrc_rng *r)
+{
+    uint64_t x = r->s0, y = r->s1;
+    r->s0 = y;
+    x ^= x << 23;
+    r->s1 = x ^ y ^ (x >> 17) ^ (y >> 26);
+    return r->s1 + y;
+}
+
+/* A uniform value below |n| (n > 0); the bias of the multiply-shift is below 2^-32. */
+static inline uint32_t mrc_rng_below(mrc_rng *r, uint32_t n)
+{
+    return (uint32_t)(((mrc_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+struct mrc_mr {
+    mrc_context *ctx;
+    uint8_t *addr;
+    size_t len;
+    unsigned access;
+    uint32_t key;
+    uint32_t refs; /* posted send WRs reading it */
+};
+
+typedef struct mrc_ev_profile {
+    uint64_t id;
+    mrc_ev *evs;
+    unsigned nevs, active, min_active;
+    uint32_t event_mask;
+    bool used;
+} mrc_ev_profile;
+
+typedef struct mrc_cc_profile {
+    uint64_t id;
+    bool used;
+} mrc_cc_profile;
+
+struct mrc_cq {
+    mrc_context *ctx;
+    mrc_wc *ring;
+    unsigned cap, head, count;
+    uint64_t overflows;
+};
+
+/* A QP's view of one EV. */
+typedef struct mrc_qev {
+    uint32_t val;
+    uint8_t port;
+    uint8_t state;   /* mrc_ev_state */
+    uint8_t active;  /* in the active set */
+    uint8_t probing; /* a recovery probe is out */
+    uint8_t probe_ok;
+    uint32_t skip_rot;   /* rotation in which SKIP began */
+    uint64_t skip_until; /* SKIP also ends at this time */
+    uint64_t next_probe;
+    uint64_t probe_ivl;
+    /* counters */
+    uint64_t pkts_sent, retx_sent, acked, timeouts, ecn, trims, transitions;
+    uint64_t probes_sent, probes_ok, probes_lost;
+    uint64_t last_rtt, min_rtt;
+} mrc_qev;
+
+/* An outstanding request packet, by PSN. */
+typedef struct mrc_txp {
+    uint32_t wr;         /* send-queue slot */
+    uint32_t off;        /* byte offset in the message */
+    uint32_t prev, next; /* send-order list of unacknowledged transmissions (slots) */
+    uint32_t tx_seq;     /* transmission number of its latest copy */
+    uint16_t len;
+    uint16_t evi;
+    uint8_t flags;
+    uint8_t attempts; /* retransmissions so far */
+    uint64_t sent;
+} mrc_txp;
+
+#define TXP_ACKED (1u << 0)
+#define TXP_LISTED (1u << 1) /* in the send-order list */
+#define TXP_QUEUED (1u << 2) /* waiting in the retransmit FIFO */
+#define TXP_HELD (1u << 3)   /* waiting out a resource NACK */
+
+typedef struct mrc_swqe {
+    uint64_t wr_id;
+    uint64_t remote_addr;
+    uint32_t rkey, imm, length;
+    uint32_t msn; /* 24 bits */
+    uint32_t first_psn, npkts, nsent;
+    uint16_t rqmsn;
+    uint8_t opcode, signaled, nsge;
+    mrc_sge sge[MRC_MAX_SGE];
+    mrc_mr *mr[MRC_MAX_SGE];
+} mrc_swqe;
+
+/* Why a probe was sent. */
+#define PROBE_TAIL 1
+#define PROBE_EV 2
+
+typedef struct mrc_probe {
+    uint16_t id;
+    uint8_t kind; /* 0: free slot */
+    uint16_t evi;
+    uint32_t tx_seq;
+    uint64_t sent;
+} mrc_probe;
+
+/* A control packet waiting to go out from the responder half. */
+typedef struct mrc_ctrl {
+    uint8_t op;   /* MRC_OP_SACK, MRC_OP_NACK or MRC_OP_ACK */
+    uint8_t m;    /* SACK: path feedback; NACK: reason; ACK: syndrome */
+    uint8_t pr;   /* SACK answers probe |probe_id| */
+    uint8_t port; /* the plane the trigger came in on */
+    uint16_t probe_id;
+    uint16_t ts; /* reflected timestamp */
+    bool has_ts;
+    uint32_t psn; /* trigger or NACKed PSN */
+    uint32_t ev;  /* trigger's EV */
+} mrc_ctrl;
+
+typedef struct mrc_rmsg {
+    uint32_t npkts, nrcvd, len, imm;
+    uint16_t rqmsn;
+    uint8_t flags;
+} mrc_rmsg;
+
+#define RMSG_SEEN (1u << 0)
+#define RMSG_IMM (1u << 1)
+#define RMSG_RESERVED (1u << 2) /* holds a posted receive */
+
+typedef struct mrc_ce_slot {
+    uint32_t ev;
+    uint16_t pkts, ce;
+} mrc_ce_slot;
+
+struct mrc_qp {
+    mrc_context *ctx;
+    uint32_t qpn;
+    uint32_t state;
+    mrc_qp_init_attr init;
+    mrc_qp_attr attr;
+    uint32_t heap_idx;
+    uint64_t expiry;
+    bool ready;            /* in the context's ready list */
+    mrc_qp *rnext, *rprev; /* ready list links */
+
+    /* EV set */
+    mrc_qev *evs;
+    unsigned nevs;
+    uint16_t *evmap; /* open addressing by EV value -> index + 1 */
+    uint32_t evmap_mask;
+    uint16_t *act, *rot;
+    unsigned nact, rot_len, rot_pos;
+    uint32_t rot_no;
+    bool rot_dirty;
+    unsigned quota[MRC_MAX_PORTS];
+    unsigned min_active;
+    uint32_t event_mask;
+    uint32_t remote_ports;       /* peer's ports up, from its Port Status Updates */
+    uint16_t rev[MRC_MAX_PORTS]; /* reverse EV per port for control packets */
+    uint64_t next_ev_probe;      /* earliest recovery probe due */
+    uint64_t last_sent_data, last_rev_refresh;
+
+    /* requester */
+    mrc_swqe *sq;
+    uint32_t sq_head, sq_count, sq_send; /* sq_send: WRs fully segmented, from head */
+    mrc_txp *txp;
+    uint32_t win;      /* W: the MPR window in PSNs */
+    uint32_t txp_mask; /* ring capacity - 1 (a power of two >= W) */
+    uint32_t snd_una, snd_nxt, una_slot;
+    uint32_t list_head, list_tail; /* send-order list */
+    uint32_t tx_seq, max_acked_seq;
+    uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
+    uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
+    uint32_t acks_since_spurious;
+    uint64_t min_rtt, srtt;
+    uint32_t *retx;
+    uint32_t retx_head, retx_count;
+    uint32_t *held;
+    uint64_t *held_until;
+    uint32_t held_head, held_count;
+    uint32_t msn_next; /* 24 bits */
+    uint32_t wimm_out; /* Writes with Immediate started and not yet completed */
+    uint16_t rqmsn_next;
+    uint32_t ack_msn;
+    uint32_t backoff;
+    uint64_t rto_base, last_progress;
+    mrc_probe probes[MRC_MAX_PROBES];
+    uint16_t probe_seq;
+    bool tlp_out;
+
+    /* responder */
+    uint32_t rq_cap, rq_head, rq_count, rq_reserved;
+    uint64_t *rq;
+    uint32_t rwin; /* MPR_dest window in PSNs */
+    uint32_t rcap_mask;
+    uint32_t cack, rhead;
+    uint64_t *bitmap;
+    uint32_t ooo;
+    mrc_rmsg *rmsg;
+    uint32_t rmsg_mask, rmsg_head;
+    uint32_t msn_done; /* 24 bits: messages complete in order */
+    uint32_t wimm_stash;
+    uint32_t rcvd_bytes;
+    uint32_t since_sack;
+    mrc_ctrl ctrl[MRC_CTRL_QUEUE];
+    uint32_t ctrl_head, ctrl_count;
+    mrc_ce_slot ce[MRC_CE_SLOTS];
+    uint64_t last_rcvd;
+
+    mrc_qp_stats st;
+};
+
+typedef struct mrc_ep_out {
+    uint16_t req_id;
+    uint8_t op;    /* MRC_OP_EP_REQ or MRC_OP_EP_RSP */
+    uint8_t ep_op; /* MRC_EP_OP_* */
+    uint8_t port;
+    uint32_t ev;
+    uint32_t port_status;
+    uint16_t ts;
+    uint8_t dst[16];
+} mrc_ep_out;
+
+typedef struct mrc_ep_pending {
+    uint16_t req_id;
+    bool used;
+    uint32_t ev;
+    uint8_t port;
+    uint64_t sent;
+    mrc_qp *qp; /* a reverse-EV refresh, or NULL for the host's own probe */
+} mrc_ep_pending;
+
+struct mrc_context {
+    mrc_settings set;
+    mrc_rng rng;
+    mrc_qp **qps; /* by qpn - MRC_MIN_QPN */
+    uint32_t nqps;
+    mrc_mr **mrs; /* by key >> 8 */
+    uint32_t mr_gen;
+    mrc_ev_profile *evp;
+    mrc_cc_profile ccp[8];
+    mrc_qp **heap;
+    uint32_t heap_len;
+    mrc_qp *ready; /* the ready ring's cursor */
+    uint32_t nready;
+    uint32_t ports_up;
+    /* endpoint operations */
+    mrc_ep_out ep_out[MRC_EP_SLOTS];
+    uint32_t ep_head, ep_count;
+    mrc_ep_pending ep_pend[MRC_EP_SLOTS];
+    uint32_t ep_pend_count;
+    uint16_t ep_seq;
+    mrc_ep_result ep_res[MRC_EP_SLOTS];
+    uint32_t ep_res_head, ep_res_count;
+    unsigned psu_left;
+    uint64_t psu_next;
+    /* EV events */
+    mrc_ev_event *events;
+    uint32_t ev_head, ev_count;
+    mrc_ctx_stats st;
+};
+
+/* mrc_util.c */
+void *mrc_alloc(mrc_context *ctx, size_t size);
+void *mrc_calloc(mrc_context *ctx, size_t n, size_t size);
+void mrc_dealloc(mrc_context *ctx, void *p);
+uint32_t mrc_pow2(uint32_t v);
+void mrc_log(mrc_context *ctx, uint64_t now, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A QP's write found something to send, but not on the ports the host has room on. */
+#define MRC_BLOCKED -50
+
+/* mrc_ctx.c: scheduling and timers shared by the QP code */
+void mrc_qp_ready(mrc_qp *qp);
+void mrc_qp_unlink(mrc_qp *qp);
+void mrc_qp_timer_update(mrc_qp *qp);
+mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key);
+mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id);
+void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e);
+int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t ev, unsigned port,
+                mrc_qp *qp, uint64_t now, uint16_t *preq_id);
+bool mrc_cq_push(mrc_cq *cq, const mrc_wc *wc);
+
+/* mrc_ev.c: the EV set of a QP */
+int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p);
+void mrc_ev_teardown(mrc_qp *qp);
+uint32_t mrc_ev_lookup(const mrc_qp *qp, uint32_t val);
+/* The next EV to spray on, over ports in |port_mask|, avoiding |avoid|; MRC_NONE if none. */
+uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint64_t now);
+bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_mask);
+void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, uint64_t now);
+/* Automatic ASSUMED_BAD, refused below the min-active floor. */
+void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now);
+void mrc_ev_probe_result(mrc_qp *qp, uint32_t evi, bool ok, uint8_t m, uint64_t now);
+/* The EV for a control packet towards the peer, leaving from |port| if it can. */
+uint32_t mrc_ev_reverse(mrc_qp *qp, unsigned port);
+void mrc_ev_reverse_suspect(mrc_qp *qp, unsigned port);
+uint32_t mrc_ev_port_mask(const mrc_qp *qp);
+
+/* mrc_req.c: the requester half */
+int mrc_req_setup(mrc_qp *qp);
+void mrc_req_teardown(mrc_qp *qp);
+int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
+                  uint64_t now);
+void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+void mrc_req_on_timer(mrc_qp *qp, uint64_t now);
+uint64_t mrc_req_expiry(const mrc_qp *qp);
+void mrc_req_port_lost(mrc_qp *qp, uint32_t usable_ports, uint64_t now);
+void mrc_qp_fail(mrc_qp *qp, int err, uint64_t now);
+
+/* mrc_rsp.c: the responder half */
+int mrc_rsp_setup(mrc_qp *qp);
+void mrc_rsp_teardown(mrc_qp *qp);
+void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bool trimmed,
+                     uint64_t now);
+void mrc_rsp_on_probe(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, uint64_t now);
+int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
+                  uint64_t now);
+void mrc_rsp_flush(mrc_qp *qp);
+
+/* Fills the common part of an outgoing packet of |qp| on |port| with |ev|. */
+void mrc_pkt_base(const mrc_qp *qp, mrc_pkt *pkt, uint8_t opcode, unsigned port, uint32_t ev,
+                  uint8_t dscp, uint8_t ecn);
+/* After headers and payload (|len| bytes) are in |dest|: pad, and the ICRC when it is on. */
+size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len);
+/* A send work request is done with its memory regions. */
+void mrc_wqe_release(mrc_swqe *w);
+/* Encodes |pkt| with |payload| into |dest| and fills |info|; returns the length or an error. */
+int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const mrc_pkt *pkt,
+                 const uint8_t *payload, size_t payload_len, mrc_tx_info *info);
+
+static inline uint16_t mrc_ts_now(uint64_t now)
+{
+    return (uint16_t)(now >> MRC_TS_SHIFT);
+}
+
+/* The RTT from a reflected 16-bit timestamp, modulo its 8.39 ms wrap. */
+static inline uint64_t mrc_ts_rtt(uint16_t ts, uint64_t now)
+{
+    return (uint64_t)(uint16_t)(mrc_ts_now(now) - ts) << MRC_TS_SHIFT;
+}
+
+#endif

@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: MIT */
+/* The requester: segments writes into sprayed packets, keeps each outstanding PSN, and repairs
+ * losses from SACKs, NACKs, timeouts and probes. */
+#include "mrc_internal.h"
+
+static inline uint32_t slot_of(const mrc_qp *qp, uint32_t psn)
+{
+    return (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
+}
+
+/* Whether |psn| is outstanding: sent and not yet cumulatively acknowledged. */
+static inline bool outstanding(const mrc_qp *qp, uint32_t psn)
+{
+    int32_t d = mrc_psn_diff(psn, qp->snd_una);
+    return d >= 0 && d < mrc_psn_diff(qp->snd_nxt, qp->snd_una);
+}
+
+static inline uint32_t psn_of(const mrc_qp *qp, uint32_t slot)
+{
+    return mrc_psn_add(qp->snd_una, (int32_t)((slot - qp->una_slot) & qp->txp_mask));
+}
+
+int mrc_req_setup(mrc_qp *qp)
+{
+    mrc_context *ctx = qp->ctx;
+    qp->win = qp->attr.mpr.mpr * 128u;
+    uint32_t cap = mrc_pow2(qp->win);
+    qp->txp_mask = cap - 1;
+    qp->txp = mrc_calloc(ctx, cap, sizeof(mrc_txp));
+    qp->retx = mrc_calloc(ctx, cap, sizeof(uint32_t));
+    qp->held = mrc_calloc(ctx, cap, sizeof(uint32_t));
+    qp->held_until = mrc_calloc(ctx, cap, sizeof(uint64_t));
+    if (!qp->txp || !qp->retx || !qp->held || !qp->held_until) {
+        mrc_req_teardown(qp);
+        return MRC_ERR_NOMEM;
+    }
+    qp->snd_una = qp->snd_nxt = qp->attr.sq_psn;
+    qp->una_slot = 0;
+    qp->list_head = qp->list_tail = MRC_NONE;
+    qp->tx_seq = qp->max_acked_seq = 0;
+    qp->max_acked_sent = 0;
+    qp->reo_wnd = qp->ctx->set.reorder_ns;
+    qp->acks_since_spurious = 0;
+    qp->min_rtt = qp->srtt = 0;
+    qp->retx_head = qp->retx_count = qp->held_head = qp->held_count = 0;
+    qp->msn_next = 1;
+    qp->rqmsn_next = 1;
+    qp->ack_msn = 0;
+    qp->wimm_out = 0;
+    qp->backoff = 0;
+    qp->rto_base = 1024ull << qp->attr.timeout;
+    memset(qp->probes, 0, sizeof(qp->probes));
+    qp->tlp_out = false;
+    return 0;
+}
+
+void mrc_req_teardown(mrc_qp *qp)
+{
+    mrc_context *ctx = qp->ctx;
+    mrc_dealloc(ctx, qp->txp);
+    mrc_dealloc(ctx, qp->retx);
+    mrc_dealloc(ctx, qp->held);
+    mrc_dealloc(ctx, qp->held_until);
+    qp->txp = NULL;
+    qp->retx = qp->held = NULL;
+    qp->held_until = NULL;
+}
+
+/* The local ACK timeout: the base for the linear retries, then doubling. */
+static uint64_t rto_now(const mrc_qp *qp)
+{
+    uint32_t lin = qp->attr.retry.linear_cnt;
+    if (qp->backoff <= lin) {
+        return qp->rto_base;
+    }
+    uint32_t exp = qp->backoff - lin;
+    uint32_t cap = qp->ctx->set.rto_backoff_max;
+    return qp->rto_base << (exp < cap ? exp : cap);
+}
+
+static bool retries_left(const mrc_qp *qp, const mrc_txp *t)
+{
+    unsigned limit = (unsigned)qp->attr.retry.linear_cnt + qp->attr.retry.exp_cnt;
+    return qp->attr.retry.exp_cnt == 25 || t->attempts < limit;
+}
+
+/* The send-order list of unacknowledged transmissions: its head is the oldest, so the first
+ * to time out, and the first a later acknowledgement can show lost. */
+static void list_append(mrc_qp *qp, uint32_t s)
+{
+    mrc_txp *t = &qp->txp[s];
+    t->prev = qp->list_tail;
+    t->next = MRC_NONE;
+    if (qp->list_tail != MRC_NONE) {
+        qp->txp[qp->list_tail].next = s;
+    } else {
+        qp->list_head = s;
+    }
+    qp->list_tail = s;
+    t->flags |= TXP_LISTED;
+}
+
+static void list_unlink(mrc_qp *qp, uint32_t s)
+{
+    mrc_txp *t = &qp->txp[s];
+    if (!(t->flags & TXP_LISTED)) {
+        return;
+    }
+    if (t->prev != MRC_NONE) {
+        qp->txp[t->prev].next = t->next;
+    } else {
+        qp->list_head = t->next;
+    }
+    if (t->next != MRC_NONE) {
+        qp->txp[t->next].prev = t->prev;
+    } else {
+        qp->list_tail = t->prev;
+    }
+    t->flags &= (uint8_t)~TXP_LISTED;
+}
+
+static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
+{
+    mrc_txp *t = &qp->txp[s];
+    if (t->flags & (TXP_ACKED | TXP_QUEUED)) {
+        return;
+    }
+    list_unlink(qp, s);
+    t->flags |= TXP_QUEUED;
+    qp->retx[(qp->retx_head + qp->retx_count) & qp->txp_mask] = psn_of(qp, s);
+    qp->retx_count++;
+    qp->st.retx_by_cause[cause]++;
+    mrc_qp_ready(qp);
+}
+
+static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
+{
+    mrc_txp *t = &qp->txp[s];
+    if (t->flags & TXP_ACKED) {
+        return;
+    }
+    list_unlink(qp, s);
+    t->flags |= TXP_ACKED;
+    qp->evs[t->evi].acked++;
+    if ((int32_t)(t->tx_seq - qp->max_acked_seq) > 0) {
+        qp->max_acked_seq = t->tx_seq;
+    }
+    if (t->sent > qp->max_acked_sent) {
+        qp->max_acked_sent = t->sent;
+    }
+    /* an acknowledgement sooner than a round trip after the resend was for the first copy: the
+     * resend was spurious, so reordering is deeper than the window; widen it (RFC 8985) */
+    uint64_t cap = qp->rto_base / 2;
+    if (t->attempts && qp->min_rtt && now - t->sent < qp->min_rtt / 2) {
+        qp->reo_wnd = qp->reo_wnd * 2 < cap ? qp->reo_wnd * 2 : cap;
+        qp->acks_since_spurious = 0;
+    } else if (++qp->acks_since_spurious >= 8192) {
+        uint64_t base = qp->ctx->set.reorder_ns;
+        qp->reo_wnd = qp->reo_wnd / 2 > base ? qp->reo_wnd / 2 : base;
+        qp->acks_since_spurious = 0;
+    }
+}
+
+/* Cumulative progress: every PSN before |psn| is received. */
+static void advance_una(mrc_qp *qp, uint32_t psn, uint64_t now)
+{
+    int32_t d = mrc_psn_diff(psn, qp->snd_una);
+    if (d <= 0) {
+        return;
+    }
+    for (int32_t i = 0; i < d; i++) {
+        uint32_t s = (qp->una_slot + (uint32_t)i) & qp->txp_mask;
+        ack_one(qp, s, now);
+        qp->txp[s].flags = 0;
+    }
+    qp->snd_una = psn;
+    qp->una_slot = (qp->una_slot + (uint32_t)d) & qp->txp_mask;
+    qp->backoff = 0;
+    qp->last_progress = now;
+}
+
+static void gather(const mrc_swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
+{
+    for (unsigned k = 0; k < w->nsge && len; k++) {
+        if (off >= w->sge[k].length) {
+            off -= w->sge[k].length;
+            continue;
+        }
+        uint32_t n = w->sge[k].length - off < len ? w->sge[k].length - off : len;
+        memcpy(dst, (const uint8_t *)(uintptr_t)(w->sge[k].addr + off), n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+static uint8_t data_opcode(const mrc_qp *qp, const mrc_swqe *w, uint32_t off, uint32_t len)
+{
+    bool imm = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM;
+    bool first = off == 0, last = off + len >= w->length;
+    (void)qp;
+    if (first && last) {
+        return imm ? MRC_OP_WRITE_ONLY_IMM : MRC_OP_WRITE_ONLY;
+    }
+    if (first) {
+        return MRC_OP_WRITE_FIRST;
+    }
+    return last ? (imm ? MRC_OP_WRITE_LAST_IMM : MRC_OP_WRITE_LAST) : MRC_OP_WRITE_MIDDLE;
+}
+
+/* Builds and emits the data packet of slot |s| on EV |evi|. */
+static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *dest, size_t destlen,
+                     mrc_tx_info *info, uint64_t now)
+{
+    mrc_context *ctx = qp->ctx;
+    const mrc_settings *set = &ctx->set;
+    mrc_txp *t = &qp->txp[s];
+    mrc_swqe *w = &qp->sq[t->wr];
+    mrc_qev *e = &qp->evs[evi];
+    bool trim = set->trimmable && !(qp->attr.cap & MRC_QP_CAP_TRIM_NACK_DEST_UNSUPPORTED);
+    uint8_t dscp = !trim ? set->dscp_no_trim : rtx ? set->dscp_retx : set->dscp_data;
+    mrc_pkt pkt;
+    uint8_t op = data_opcode(qp, w, t->off, t->len);
+    mrc_pkt_base(qp, &pkt, op, e->port, e->val, dscp, MRC_ECN_ECT0);
+    pkt.bth.se = 0;
+    pkt.bth.mig = 0;
+    pkt.bth.tver = 0;
+    pkt.bth.resv8a = 0;
+    pkt.bth.rtx = rtx;
+    pkt.bth.ts = set->tseth;
+    pkt.bth.ackreq = t->off + t->len >= w->length;
+    pkt.bth.psn = psn_of(qp, s);
+    pkt.has = MRC_HAS_METH | MRC_HAS_RETH;
+    pkt.meth.msn = (uint16_t)w->msn;
+    pkt.meth.rqmsn = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM ? w->rqmsn : 0;
+    if (set->tseth) {
+        pkt.has |= MRC_HAS_TSETH;
+        pkt.tseth.ts = mrc_ts_now(now);
+        pkt.tseth.tsr = 0;
+        pkt.tseth.fmt = MRC_TS_FORMAT;
+    }
+    pkt.reth.va = w->remote_addr + t->off;
+    pkt.reth.rkey = w->rkey;
+    pkt.reth.dmalen = w->length;
+    if (op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM) {
+        pkt.has |= MRC_HAS_IMM;
+        pkt.imm = w->imm;
+    }
+    size_t h = mrc_wire_encode(dest, destlen, &pkt, t->len);
+    if (h == 0 || h + t->len + 3 + MRC_ICRC_LEN > destlen) {
+        return MRC_ERR_NOBUF;
+    }
+    gather(w, t->off, dest + h, t->len);
+    size_t n = mrc_finish(ctx, dest, destlen, h + t->len);
+    info->ev = e->val;
+    info->port = e->port;
+    info->dscp = dscp;
+    info->ecn = MRC_ECN_ECT0;
+    info->control = false;
+    info->qpn = qp->qpn;
+    memcpy(info->dst, pkt.ip.dst, 16);
+    /* bookkeeping: the transmission joins the tail of the send-order list */
+    t->evi = (uint16_t)evi;
+    t->sent = now;
+    t->tx_seq = ++qp->tx_seq;
+    list_append(qp, s);
+    e->pkts_sent++;
+    qp->last_sent_data = now;
+    if (rtx) {
+        t->attempts++;
+        e->retx_sent++;
+        qp->st.retx_pkts++;
+        qp->st.retx_bytes += t->len;
+    } else {
+        qp->st.data_pkts_sent++;
+        qp->st.data_bytes_sent += t->len;
+    }
+    return (int)n;
+}
+
+static mrc_probe *probe_alloc(mrc_qp *qp, uint8_t kind, uint32_t evi)
+{
+    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+        mrc_probe *p = &qp->probes[i];
+        if (!p->kind) {
+            *p = (mrc_probe){.id = ++qp->probe_seq, .kind = kind, .evi = (uint16_t)evi};
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static int send_probe(mrc_qp *qp, mrc_probe *p, uint32_t port_mask, uint8_t *dest, size_t destlen,
+                      mrc_tx_info *info, uint64_t now)
+{
+    uint32_t evi = p->evi;
+    if (p->kind == PROBE_TAIL) {
+        evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
+        if (evi == MRC_NONE) {
+            return MRC_BLOCKED;
+        }
+    } else if (!(mrc_ev_port_mask(qp) & port_mask & (1u << qp->evs[evi].port))) {
+        return MRC_BLOCKED;
+    }
+    mrc_qev *e = &qp->evs[evi];
+    mrc_pkt pkt;
+    mrc_pkt_base(qp, &pkt, MRC_OP_PROBE, e->port, e->val, qp->ctx->set.dscp_data, MRC_ECN_ECT0);
+    pkt.bth.se = pkt.bth.mig = pkt.bth.tver = pkt.bth.resv8a = 0;
+    pkt.bth.rtx = pkt.bth.ts = 0;
+    pkt.bth.ackreq = 1;
+    pkt.bth.psn = qp->snd_nxt;
+    pkt.has = MRC_HAS_PETH;
+    pkt.peth.vendor = 0;
+    pkt.peth.probe_id = p->id;
+    pkt.peth.spdcid = pkt.peth.dpdcid = 0;
+    pkt.peth.ts.ts = mrc_ts_now(now);
+    pkt.peth.ts.tsr = 0;
+    pkt.peth.ts.fmt = MRC_TS_FORMAT;
+    int n = mrc_pkt_emit(qp->ctx, dest, destlen, &pkt, NULL, 0, info);
+    if (n < 0) {
+        return n;
+    }
+    info->ev = e->val;
+    info->port = e->port;
+    info->control = false;
+    info->qpn = qp->qpn;
+    p->sent = now;
+    p->tx_seq = qp->tx_seq;
+    p->evi = (uint16_t)evi;
+    e->probes_sent += p->kind == PROBE_EV;
+    qp->st.probes_sent++;
+    return n;
+}
+
+int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
+                  uint64_t now)
+{
+    if (qp->state != MRC_QPS_RTS) {
+        return 0;
+    }
+    /* retransmissions first, oldest loss first, each on a fresh EV */
+    while (qp->retx_count) {
+        uint32_t psn = qp->retx[qp->retx_head];
+        uint32_t s = slot_of(qp, psn);
+        mrc_txp *t = &qp->txp[s];
+        if (!outstanding(qp, psn) || !(t->flags & TXP_QUEUED)) {
+            qp->retx_head = (qp->retx_head + 1) & qp->txp_mask;
+            qp->retx_count--;
+            continue;
+        }
+        if (t->flags & TXP_ACKED) {
+            t->flags &= (uint8_t)~TXP_QUEUED;
+            qp->retx_head = (qp->retx_head + 1) & qp->txp_mask;
+            qp->retx_count--;
+            continue;
+        }
+        if (!retries_left(qp, t)) {
+            mrc_qp_fail(qp, MRC_ERR_RETRY_EXC, now);
+            return 0;
+        }
+        uint32_t evi = mrc_ev_pick(qp, port_mask, t->evi, now);
+        if (evi == MRC_NONE) {
+            return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+        }
+        int n = send_data(qp, s, evi, true, dest, destlen, info, now);
+        if (n > 0) {
+            t->flags &= (uint8_t)~TXP_QUEUED;
+            qp->retx_head = (qp->retx_head + 1) & qp->txp_mask;
+            qp->retx_count--;
+            mrc_qp_timer_update(qp);
+        }
+        return n;
+    }
+    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+        mrc_probe *p = &qp->probes[i];
+        if (p->kind && p->sent == 0) {
+            int n = send_probe(qp, p, port_mask, dest, destlen, info, now);
+            if (n > 0) {
+                mrc_qp_timer_update(qp);
+            }
+            return n;
+        }
+    }
+    if (qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win) {
+        return 0;
+    }
+    uint32_t wi = (qp->sq_head + qp->sq_send) % qp->init.max_send_wr;
+    mrc_swqe *w = &qp->sq[wi];
+    bool wimm = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM;
+    if (wimm && w->nsent == 0 && qp->wimm_out >= qp->attr.wimm.max_wimm) {
+        return 0; /* the peer stashes at most max_wimm immediates: wait for completions */
+    }
+    uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
+    if (evi == MRC_NONE) {
+        return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+    }
+    uint32_t psn = qp->snd_nxt;
+    uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
+    mrc_txp *t = &qp->txp[s];
+    uint32_t off = w->nsent * qp->attr.path_mtu;
+    t->wr = wi;
+    t->off = off;
+    t->len = (uint16_t)(w->length - off < qp->attr.path_mtu ? w->length - off : qp->attr.path_mtu);
+    t->flags = 0;
+    t->attempts = 0;
+    qp->snd_nxt = mrc_psn_add(psn, 1);
+    int n = send_data(qp, s, evi, false, dest, destlen, info, now);
+    if (n < 0) {
+        qp->snd_nxt = psn;
+        return n;
+    }
+    if (w->nsent == 0) {
+        w->first_psn = psn;
+        qp->wimm_out += wimm;
+    }
+    if (++w->nsent == w->npkts) {
+        qp->sq_send++;
+    }
+    if (qp->list_head == s) {
+        mrc_qp_timer_update(qp);
+    }
+    return n;
+}
+
+static void rtt_sample(mrc_qp *qp, uint64_t rtt)
+{
+    if (!qp->min_rtt || rtt < qp->min_rtt) {
+        qp->min_rtt = rtt;
+    }
+    qp->srtt = qp->srtt ? (7 * qp->srtt + rtt) / 8 : rtt;
+}
+
+/* An acknowledgement names its packet's EV by value: feedback and an RTT sample for it. */
+static void ev_feedback(mrc_qp *qp, uint32_t ev, uint8_t m, bool has_ts, uint16_t ts, uint64_t now)
+{
+    uint32_t evi = mrc_ev_lookup(qp, ev);
+    if (evi == MRC_NONE) {
+        return;
+    }
+    mrc_qev *e = &qp->evs[evi];
+    if (has_ts && qp->ctx->set.tseth) {
+        e->last_rtt = mrc_ts_rtt(ts, now);
+        if (e->last_rtt < e->min_rtt) {
+            e->min_rtt = e->last_rtt;
+        }
+    }
+    if (m == MRC_M_SKIP_ONCE) {
+        e->ecn++;
+        qp->st.ecn_echoes++;
+        if (e->state == MRC_EV_GOOD) {
+            mrc_ev_set(qp, evi, MRC_EV_SKIP, MRC_EVR_ECN, now);
+        }
+    } else if (m == MRC_M_ALWAYS_SKIP) {
+        qp->st.always_skips++;
+        mrc_ev_bad(qp, evi, MRC_EVR_ALWAYS_SKIP, now);
+    }
+}
+
+static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
+{
+    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+        mrc_probe *p = &qp->probes[i];
+        if (!p->kind || p->id != id || p->sent == 0) {
+            continue;
+        }
+        qp->st.probes_answered++;
+        if (p->kind == PROBE_TAIL) {
+            /* the answer is the responder's whole state: anything sent before the probe and
+             * still missing from it is lost */
+            while (qp->list_head != MRC_NONE &&
+                   (int32_t)(qp->txp[qp->list_head].tx_seq - p->tx_seq) <= 0) {
+                mark_lost(qp, qp->list_head, MRC_RETX_PROBE);
+            }
+            qp->tlp_out = false;
+        } else {
+            mrc_ev_probe_result(qp, p->evi, true, m, now);
+            mrc_qp_ready(qp);
+        }
+        p->kind = 0;
+        return;
+    }
+}
+
+void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+{
+    const mrc_seth *s = &pkt->seth;
+    int32_t out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
+    int32_t d = mrc_psn_diff(s->cack_psn, mrc_psn_add(qp->snd_una, -1));
+    if (d > out) {
+        qp->ctx->st.bad_state++; /* acknowledges what was never sent */
+        return;
+    }
+    qp->st.sacks_rcvd++;
+    if ((qp->attr.cap & MRC_QP_CAP_DYNAMIC_MPR) && s->mpr) {
+        uint32_t w = s->mpr * 128u, cap = qp->attr.mpr.mpr * 128u;
+        qp->win = w < cap ? w : cap;
+    }
+    /* an RTT sample from the trigger, if it went out once (before its slot may be freed) */
+    uint32_t trig = mrc_psn_add(s->cack_psn, s->ack_psn_offset);
+    if (!s->pr && outstanding(qp, trig)) {
+        const mrc_txp *t = &qp->txp[slot_of(qp, trig)];
+        if (t->attempts == 0 && !(t->flags & TXP_ACKED) && t->sent <= now) {
+            rtt_sample(qp, now - t->sent);
+        }
+    }
+    advance_una(qp, mrc_psn_add(s->cack_psn, 1), now);
+    out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
+    uint64_t bits = s->bitmap;
+    uint32_t base = mrc_psn_add(s->cack_psn, s->sack_offset);
+    while (bits) {
+        unsigned i = (unsigned)__builtin_ctzll(bits);
+        bits &= bits - 1;
+        int32_t off = mrc_psn_diff(mrc_psn_add(base, (int32_t)i), qp->snd_una);
+        if (off >= 0 && off < out) {
+            ack_one(qp, (qp->una_slot + (uint32_t)off) & qp->txp_mask, now);
+        }
+    }
+    if (s->pr) {
+        on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);
+    } else {
+        ev_feedback(qp, s->entropy, s->m, true, pkt->cc.ts, now);
+    }
+    /* a packet is lost once a packet sent a reordering window after it was acknowledged, and
+     * a few later transmissions were (RACK, RFC 8985, in time and in count) */
+    uint32_t reorder = qp->ctx->set.reorder_pkts;
+    while (qp->list_head != MRC_NONE) {
+        const mrc_txp *t = &qp->txp[qp->list_head];
+        if ((int32_t)(qp->max_acked_seq - t->tx_seq) < (int32_t)reorder ||
+            qp->max_acked_sent <= t->sent + qp->reo_wnd) {
+            break;
+        }
+        mark_lost(qp, qp->list_head, MRC_RETX_INFERRED);
+    }
+    mrc_qp_ready(qp);
+    mrc_qp_timer_update(qp);
+}
+
+void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+{
+    const mrc_neth *n = &pkt->neth;
+    int idx = mrc_nack_index(n->reason);
+    if (idx < 0) {
+        qp->ctx->st.bad_state++;
+        return;
+    }
+    qp->st.nacks_rcvd[idx]++;
+    if (n->reason == MRC_NACK_UNEXP_EVENT) {
+        mrc_qp_fail(qp, MRC_ERR_REM_OP, now);
+        return;
+    }
+    if (!outstanding(qp, n->nack_psn)) {
+        return; /* already acknowledged: a late NACK */
+    }
+    uint32_t s = slot_of(qp, n->nack_psn);
+    mrc_txp *t = &qp->txp[s];
+    if (t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD)) {
+        return;
+    }
+    uint32_t evi = mrc_ev_lookup(qp, n->entropy);
+    switch (n->reason) {
+    case MRC_NACK_TRIMMED:
+        /* trimmed mid-fabric: that path is congested, skip it for this rotation */
+        if (evi != MRC_NONE) {
+            qp->evs[evi].trims++;
+            if (qp->evs[evi].state == MRC_EV_GOOD) {
+                mrc_ev_set(qp, evi, MRC_EV_SKIP, MRC_EVR_TRIM, now);
+            }
+        }
+        mark_lost(qp, s, MRC_RETX_NACK);
+        break;
+    case MRC_NACK_TRIMMED_LASTHOP:
+        mark_lost(qp, s, MRC_RETX_NACK);
+        break;
+    default:
+        /* the responder is short of a resource: resend after a pause, not at once */
+        list_unlink(qp, s);
+        t->flags |= TXP_HELD;
+        qp->held[(qp->held_head + qp->held_count) & qp->txp_mask] = n->nack_psn;
+        qp->held_until[(qp->held_head + qp->held_count) & qp->txp_mask] =
+            now + qp->ctx->set.nack_retry_ns;
+        qp->held_count++;
+        qp->st.retx_by_cause[MRC_RETX_NACK]++;
+        break;
+    }
+    mrc_qp_timer_update(qp);
+}
+
+void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+{
+    const mrc_aeth *a = &pkt->aeth;
+    qp->st.acks_rcvd++;
+    if ((a->syndrome & 0xe0) == 0x60) {
+        int err = a->syndrome == MRC_AETH_NAK_INV_REQ      ? MRC_ERR_REM_INV_REQ
+                  : a->syndrome == MRC_AETH_NAK_REM_ACCESS ? MRC_ERR_REM_ACCESS
+                                                           : MRC_ERR_REM_OP;
+        mrc_qp_fail(qp, err, now);
+        return;
+    }
+    if ((a->syndrome & 0xe0) != 0) {
+        qp->ctx->st.bad_state++;
+        return;
+    }
+    /* completions follow the Transport ACK's MSN, in message order */
+    while (qp->sq_count && qp->sq_send > 0) {
+        mrc_swqe *w = &qp->sq[qp->sq_head];
+        if (mrc_psn_diff(a->msn, w->msn) < 0) {
+            break;
+        }
+        uint32_t end = mrc_psn_add(w->first_psn, (int32_t)w->npkts);
+        if (mrc_psn_diff(end, qp->snd_una) > 0 && mrc_psn_diff(end, qp->snd_nxt) <= 0) {
+            advance_una(qp, end, now);
+        }
+        if (w->signaled) {
+            mrc_wc wc = {.wr_id = w->wr_id,
+                         .status = MRC_WC_SUCCESS,
+                         .opcode = MRC_WC_RDMA_WRITE,
+                         .qp_num = qp->qpn,
+                         .byte_len = w->length};
+            mrc_cq_push(qp->init.send_cq, &wc);
+        }
+        mrc_wqe_release(w);
+        if (w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM) {
+            qp->wimm_out--;
+        }
+        qp->sq_head = (qp->sq_head + 1) % qp->init.max_send_wr;
+        qp->sq_count--;
+        qp->sq_send--;
+        qp->st.msgs_sent_done++;
+        qp->last_progress = now;
+    }
+    if (mrc_psn_diff(a->msn, qp->ack_msn) > 0) {
+        qp->ack_msn = a->msn;
+    }
+    mrc_qp_ready(qp);
+    mrc_qp_timer_update(qp);
+}
+
+/* All sent and acknowledged, but the Transport ACK of the last messages has not come. */
+static bool awaiting_ack(const mrc_qp *qp)
+{
+    return qp->sq_count && qp->sq_send == qp->sq_count && qp->list_head == MRC_NONE &&
+           qp->retx_count == 0 && qp->held_count == 0;
+}
+
+static uint64_t tlp_due(const mrc_qp *qp)
+{
+    uint64_t delay = rto_now(qp) * qp->ctx->set.tlp_pct / 100;
+    if (qp->tlp_out || qp->ctx->set.tlp_pct == 0) {
+        return UINT64_MAX;
+    }
+    if (qp->list_tail != MRC_NONE && qp->sq_send == qp->sq_count) {
+        return qp->txp[qp->list_tail].sent + delay;
+    }
+    return awaiting_ack(qp) ? qp->last_progress + delay : UINT64_MAX;
+}
+
+uint64_t mrc_req_expiry(const mrc_qp *qp)
+{
+    uint64_t e = UINT64_MAX;
+    if (qp->state != MRC_QPS_RTS || !qp->txp) {
+        return e;
+    }
+    if (qp->list_head != MRC_NONE) {
+        e = qp->txp[qp->list_head].sent + rto_now(qp);
+    }
+    if (qp->held_count && qp->held_until[qp->held_head] < e) {
+        e = qp->held_until[qp->held_head];
+    }
+    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+        const mrc_probe *p = &qp->probes[i];
+        if (p->kind && p->sent && p->sent + rto_now(qp) < e) {
+            e = p->sent + rto_now(qp);
+        }
+    }
+    if (qp->next_ev_probe < e) {
+        e = qp->next_ev_probe;
+    }
+    uint64_t tlp = tlp_due(qp);
+    return tlp < e ? tlp : e;
+}
+
+static void probe_bad_evs(mrc_qp *qp, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    uint32_t up = mrc_ev_port_mask(qp);
+    for (uint32_t i = 0; i < qp->nevs; i++) {
+        mrc_qev *e = &qp->evs[i];
+        if (e->state != MRC_EV_ASSUMED_BAD || e->probing) {
+            continue;
+        }
+        if (e->next_probe <= now && (up & (1u << e->port)) && probe_alloc(qp, PROBE_EV, i)) {
+            e->probing = 1;
+            mrc_qp_ready(qp);
+            continue;
+        }
+        if (e->next_probe < next) {
+            next = e->next_probe > now ? e->next_probe : now + qp->ctx->set.probe_interval_ns;
+        }
+    }
+    qp->next_ev_probe = next;
+}
+
+void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
+{
+    if (qp->state != MRC_QPS_RTS) {
+        mrc_qp_timer_update(qp);
+        return;
+    }
+    uint64_t rto = rto_now(qp);
+    bool fired = false;
+    while (qp->list_head != MRC_NONE && qp->txp[qp->list_head].sent + rto <= now) {
+        uint32_t s = qp->list_head;
+        mrc_qev *e = &qp->evs[qp->txp[s].evi];
+        e->timeouts++;
+        qp->st.timeouts++;
+        /* not trimmed, not acknowledged: the strongest evidence that the path failed */
+        mrc_ev_bad(qp, qp->txp[s].evi, MRC_EVR_TIMEOUT, now);
+        mark_lost(qp, s, MRC_RETX_TIMEOUT);
+        fired = true;
+    }
+    if (fired && qp->backoff < 64) {
+        qp->backoff++;
+    }
+    while (qp->held_count && qp->held_until[qp->held_head] <= now) {
+        uint32_t psn = qp->held[qp->held_head];
+        qp->held_head = (qp->held_head + 1) & qp->txp_mask;
+        qp->held_count--;
+        if (outstanding(qp, psn)) {
+            uint32_t s = slot_of(qp, psn);
+            if (qp->txp[s].flags & TXP_HELD) {
+                qp->txp[s].flags &= (uint8_t)~TXP_HELD;
+                qp->st.retx_by_cause[MRC_RETX_NACK]--; /* counted when held */
+                mark_lost(qp, s, MRC_RETX_NACK);
+            }
+        }
+    }
+    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+        mrc_probe *p = &qp->probes[i];
+        if (p->kind && p->sent && p->sent + rto <= now) {
+            if (p->kind == PROBE_EV) {
+                mrc_ev_probe_result(qp, p->evi, false, 0, now);
+            } else {
+                qp->tlp_out = false;
+            }
+            p->kind = 0;
+        }
+    }
+    if (qp->next_ev_probe <= now) {
+        probe_bad_evs(qp, now);
+    }
+    if (tlp_due(qp) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
+        qp->tlp_out = true;
+        mrc_qp_ready(qp);
+    }
+    mrc_qp_timer_update(qp);
+}
+
+void mrc_req_port_lost(mrc_qp *qp, uint32_t usable, uint64_t now)
+{
+    (void)now;
+    if (qp->state != MRC_QPS_RTS || !qp->txp) {
+        return;
+    }
+    /* what is in flight on a dead port will not arrive: resend it on the live ones now */
+    uint32_t s = qp->list_head;
+    while (s != MRC_NONE) {
+        uint32_t next = qp->txp[s].next;
+        if (!(usable & (1u << qp->evs[qp->txp[s].evi].port))) {
+            mark_lost(qp, s, MRC_RETX_PORT);
+        }
+        s = next;
+    }
+    mrc_qp_timer_update(qp);
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/* The responder: places each packet where its RETH says, tracks PSNs in a bitmap, completes
+ * messages in order, and answers with SACKs, NACKs and Transport ACKs. */
+#include "mrc_internal.h"
+
+int mrc_rsp_setup(mrc_qp *qp)
+{
+    mrc_context *ctx = qp->ctx;
+    qp->rwin = qp->attr.mpr.mpr_dest * 128u;
+    uint32_t cap = mrc_pow2(qp->rwin < 64 ? 64 : qp->rwin);
+    qp->rcap_mask = cap - 1;
+    qp->bitmap = mrc_calloc(ctx, cap / 64, sizeof(uint64_t));
+    qp->rmsg_mask = mrc_pow2(qp->rwin + 1) - 1;
+    qp->rmsg = mrc_calloc(ctx, qp->rmsg_mask + 1, sizeof(mrc_rmsg));
+    if (!qp->bitmap || !qp->rmsg) {
+        mrc_rsp_teardown(qp);
+        return MRC_ERR_NOMEM;
+    }
+    qp->cack = mrc_psn_add(qp->attr.rq_psn, -1);
+    qp->rhead = 0;
+    qp->ooo = 0;
+    qp->rmsg_head = 0;
+    qp->msn_done = 0;
+    qp->wimm_stash = 0;
+    qp->rcvd_bytes = 0;
+    qp->since_sack = 0;
+    qp->ctrl_head = qp->ctrl_count = 0;
+    memset(qp->ce, 0, sizeof(qp->ce));
+    return 0;
+}
+
+void mrc_rsp_teardown(mrc_qp *qp)
+{
+    mrc_dealloc(qp->ctx, qp->bitmap);
+    mrc_dealloc(qp->ctx, qp->rmsg);
+    qp->bitmap = NULL;
+    qp->rmsg = NULL;
+}
+
+void mrc_rsp_flush(mrc_qp *qp)
+{
+    qp->ctrl_head = qp->ctrl_count = 0;
+}
+
+static inline bool bit_test(const mrc_qp *qp, uint32_t i)
+{
+    return qp->bitmap[(i & qp->rcap_mask) >> 6] >> (i & 63) & 1;
+}
+
+static inline void bit_set(mrc_qp *qp, uint32_t i)
+{
+    qp->bitmap[(i & qp->rcap_mask) >> 6] |= 1ull << (i & 63);
+}
+
+/* A slot for a control packet of |op|, filled in place by the caller (a struct built on the
+ * stack and copied in stalls on store forwarding, per packet). A plain SACK replaces a plain
+ * SACK still waiting, since the newer one carries all the older one would: the bitmap is read
+ * when it is sent. NULL when the queue is full: the requester recovers by its timer. */
+static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr)
+{
+    if (qp->ctrl_count) {
+        mrc_ctrl *last = &qp->ctrl[(qp->ctrl_head + qp->ctrl_count - 1) % MRC_CTRL_QUEUE];
+        if (op == last->op &&
+            ((op == MRC_OP_SACK && !pr && !last->pr && m == MRC_M_NONE && last->m == MRC_M_NONE) ||
+             (op == MRC_OP_ACK && m == last->m))) {
+            return last;
+        }
+    }
+    if (qp->ctrl_count == MRC_CTRL_QUEUE) {
+        return NULL;
+    }
+    mrc_ctrl *c = &qp->ctrl[(qp->ctrl_head + qp->ctrl_count) % MRC_CTRL_QUEUE];
+    qp->ctrl_count++;
+    c->op = op;
+    c->m = m;
+    c->pr = pr;
+    c->has_ts = false;
+    mrc_qp_ready(qp);
+    return c;
+}
+
+static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev, const mrc_pkt *pkt,
+                       unsigned port)
+{
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_NACK, reason, 0);
+    if (!c) {
+        return;
+    }
+    c->port = (uint8_t)port;
+    c->psn = psn;
+    c->ev = ev;
+    c->has_ts = (pkt->has & MRC_HAS_TSETH) != 0;
+    c->ts = pkt->tseth.ts;
+}
+
+static void queue_ack(mrc_qp *qp, uint8_t syndrome, unsigned port)
+{
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_ACK, syndrome, 0);
+    if (c) {
+        c->port = (uint8_t)port;
+        c->psn = qp->msn_done;
+    }
+}
+
+/* ALWAYS_SKIP: an EV whose packets keep arriving CE-marked is persistently congested; the
+ * requester should stop using it rather than skip it rotation after rotation. */
+static uint8_t path_verdict(mrc_qp *qp, uint32_t ev, bool ce)
+{
+    const mrc_settings *s = &qp->ctx->set;
+    mrc_ce_slot *c = &qp->ce[(ev * 0x9e3779b1u) >> 26];
+    if (c->ev != ev) {
+        *c = (mrc_ce_slot){.ev = ev};
+    }
+    c->pkts++;
+    c->ce += ce;
+    uint8_t m = ce ? MRC_M_SKIP_ONCE : MRC_M_NONE;
+    if (c->pkts >= s->always_skip_window) {
+        if (s->always_skip_window && c->ce * 100u >= c->pkts * s->always_skip_pct) {
+            m = MRC_M_ALWAYS_SKIP;
+        }
+        c->pkts = c->ce = 0;
+    }
+    return m;
+}
+
+/* Completes messages in MSN order: a Write with Immediate that arrived early waits for every
+ * earlier message, then takes its posted receive. */
+static bool complete_messages(mrc_qp *qp)
+{
+    bool any = false;
+    for (;;) {
+        mrc_rmsg *m = &qp->rmsg[qp->rmsg_head];
+        if (!(m->flags & RMSG_SEEN) || m->nrcvd < m->npkts) {
+            return any;
+        }
+        if (m->flags & RMSG_IMM) {
+            mrc_wc wc = {.wr_id = qp->rq[qp->rq_head],
+                         .status = MRC_WC_SUCCESS,
+                         .opcode = MRC_WC_RECV_RDMA_WITH_IMM,
+                         .qp_num = qp->qpn,
+                         .byte_len = m->len,
+                         .imm_data = m->imm};
+            qp->rq_head = (qp->rq_head + 1) % qp->rq_cap;
+            qp->rq_count--;
+            qp->rq_reserved--;
+            qp->wimm_stash--;
+            mrc_cq_push(qp->init.recv_cq, &wc);
+        }
+        memset(m, 0, sizeof(*m));
+        qp->rmsg_head = (qp->rmsg_head + 1) & qp->rmsg_mask;
+        qp->msn_done = (qp->msn_done + 1) & 0xffffff;
+        qp->st.msgs_rcvd_done++;
+        any = true;
+    }
+}
+
+static void advance_cack(mrc_qp *qp)
+{
+    while (bit_test(qp, qp->rhead)) {
+        qp->bitmap[(qp->rhead & qp->rcap_mask) >> 6] &= ~(1ull << (qp->rhead & 63));
+        qp->rhead = (qp->rhead + 1) & qp->rcap_mask;
+        qp->cack = mrc_psn_add(qp->cack, 1);
+        qp->ooo--;
+    }
+}
+
+static void queue_sack(mrc_qp *qp, uint32_t psn, uint32_t ev, uint8_t m, const mrc_pkt *pkt,
+                       unsigned port)
+{
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, m, 0);
+    qp->since_sack = 0;
+    if (!c) {
+        return;
+    }
+    c->port = (uint8_t)port;
+    c->psn = psn;
+    c->ev = ev;
+    c->has_ts = (pkt->has & MRC_HAS_TSETH) != 0;
+    c->ts = pkt->tseth.ts;
+}
+
+void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bool trimmed,
+                     uint64_t now)
+{
+    const mrc_settings *s = &qp->ctx->set;
+    uint32_t psn = pkt->bth.psn;
+    uint32_t ev = (pkt->ip.flowlabel & 0xffffu) << 16 | pkt->udp.sport;
+    unsigned port = info->port < MRC_MAX_PORTS ? info->port : 0;
+    int32_t d = mrc_psn_diff(psn, mrc_psn_add(qp->cack, 1));
+    bool dup = d < 0 || (d < (int32_t)qp->rwin && bit_test(qp, qp->rhead + (uint32_t)d));
+    qp->last_rcvd = now;
+    if (dup) {
+        /* already placed: answer again, the first answer may have been lost on the way back,
+         * so the next one goes by another reverse EV */
+        qp->st.dup_pkts_rcvd++;
+        mrc_ev_reverse_suspect(qp, port);
+        queue_sack(qp, psn, ev, MRC_M_NONE, pkt, port);
+        if (qp->msn_done) {
+            queue_ack(qp, MRC_AETH_ACK, port);
+        }
+        return;
+    }
+    if (trimmed) {
+        uint8_t r =
+            info->dscp == s->dscp_trimmed_lasthop ? MRC_NACK_TRIMMED_LASTHOP : MRC_NACK_TRIMMED;
+        qp->st.nacks_sent[mrc_nack_index(r)]++;
+        queue_nack(qp, r, psn, ev, pkt, port);
+        return;
+    }
+    if (d >= (int32_t)qp->rwin) {
+        qp->st.nacks_sent[mrc_nack_index(MRC_NACK_PSN_OOR_WINDOW)]++;
+        queue_nack(qp, MRC_NACK_PSN_OOR_WINDOW, psn, ev, pkt, port);
+        return;
+    }
+    if (info->flags & MRC_RX_NOBUF) {
+        qp->st.nacks_sent[mrc_nack_index(MRC_NACK_NO_PKT_BUFFER)]++;
+        queue_nack(qp, MRC_NACK_NO_PKT_BUFFER, psn, ev, pkt, port);
+        return;
+    }
+    if (d > 0 && s->max_ooo_tracked && qp->ooo >= s->max_ooo_tracked) {
+        qp->st.nacks_sent[mrc_nack_index(MRC_NACK_NO_BITMAP)]++;
+        queue_nack(qp, MRC_NACK_NO_BITMAP, psn, ev, pkt, port);
+        return;
+    }
+    /* the message: its 24-bit MSN from the 16 bits in METH, relative to the in-order frontier */
+    uint32_t k = (uint32_t)(pkt->meth.msn - (uint16_t)(qp->msn_done + 1));
+    uint32_t mtu = qp->attr.path_mtu;
+    uint32_t npkts = pkt->reth.dmalen ? (pkt->reth.dmalen + mtu - 1) / mtu : 1;
+    uint8_t op = pkt->bth.opcode;
+    bool imm = op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM;
+    bool last = imm || op == MRC_OP_WRITE_LAST || op == MRC_OP_WRITE_ONLY;
+    mrc_mr *mr = mrc_mr_find(qp->ctx, pkt->reth.rkey);
+    uint64_t base = mr ? (uint64_t)(uintptr_t)mr->addr : 0;
+    uint64_t va = pkt->reth.va, len = pkt->payload_len;
+    mrc_rmsg *m = &qp->rmsg[(qp->rmsg_head + k) & qp->rmsg_mask];
+    bool bad = k > qp->rmsg_mask || len > mtu || (!last && len != mtu) ||
+               ((m->flags & RMSG_SEEN) && m->len != pkt->reth.dmalen) || !mr ||
+               !(mr->access & MRC_ACCESS_REMOTE_WRITE) ||
+               !(qp->attr.access_flags & MRC_ACCESS_REMOTE_WRITE) || va < base ||
+               va - base > mr->len || len > mr->len - (va - base);
+    if (bad) {
+        /* a request we cannot honour (rkey, bounds, access, framing): fatal for the requester */
+        qp->st.nacks_sent[mrc_nack_index(MRC_NACK_UNEXP_EVENT)]++;
+        queue_nack(qp, MRC_NACK_UNEXP_EVENT, psn, ev, pkt, port);
+        return;
+    }
+    if (imm && !(m->flags & RMSG_RESERVED)) {
+        if (qp->wimm_stash >= qp->attr.wimm.max_wimm_dest) {
+            queue_ack(qp, MRC_AETH_NAK_INV_REQ, port);
+            return;
+        }
+        if (qp->rq_count <= qp->rq_reserved) {
+            /* no receive posted for the immediate: MRC has no RNR, so ask for a resend later */
+            qp->st.nacks_sent[mrc_nack_index(MRC_NACK_NO_RESOURCE)]++;
+            queue_nack(qp, MRC_NACK_NO_RESOURCE, psn, ev, pkt, port);
+            return;
+        }
+        qp->rq_reserved++;
+        qp->wimm_stash++;
+        m->flags |= RMSG_RESERVED | RMSG_IMM;
+        m->imm = pkt->imm;
+    }
+    if (len) {
+        memcpy(mr->addr + (va - base), pkt->payload, len);
+    }
+    if (!(m->flags & RMSG_SEEN)) {
+        m->flags |= RMSG_SEEN;
+        m->npkts = npkts;
+        m->len = pkt->reth.dmalen;
+        m->rqmsn = pkt->meth.rqmsn;
+    }
+    m->nrcvd++;
+    bit_set(qp, qp->rhead + (uint32_t)d);
+    qp->ooo++;
+    if (d == 0) {
+        advance_cack(qp);
+    }
+    qp->rcvd_bytes += (uint32_t)len;
+    qp->st.data_pkts_rcvd++;
+    qp->st.data_bytes_rcvd += len;
+    bool done = complete_messages(qp);
+    uint8_t verdict = path_verdict(qp, ev, info->ecn == MRC_ECN_CE);
+    if (++qp->since_sack >= s->sack_every || verdict != MRC_M_NONE || d != 0 || pkt->bth.ackreq ||
+        done) {
+        queue_sack(qp, psn, ev, verdict, pkt, port);
+    }
+    if (done) {
+        queue_ack(qp, MRC_AETH_ACK, port);
+    }
+}
+
+void mrc_rsp_on_probe(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, uint64_t now)
+{
+    unsigned port = info->port < MRC_MAX_PORTS ? info->port : 0;
+    qp->st.probes_rcvd++;
+    qp->last_rcvd = now;
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, MRC_M_NONE, 1);
+    if (c) {
+        c->port = (uint8_t)port;
+        c->probe_id = pkt->peth.probe_id;
+        c->ts = pkt->peth.ts.ts;
+        c->has_ts = true;
+        c->psn = qp->cack;
+        c->ev = (pkt->ip.flowlabel & 0xffffu) << 16 | pkt->udp.sport;
+    }
+    if (qp->msn_done) {
+        queue_ack(qp, MRC_AETH_ACK, port);
+    }
+}
+
+/* The 64 bits of the tracking bitmap from PSN cack + |off| on (off >= 1): two word reads. */
+static uint64_t bitmap_window(const mrc_qp *qp, uint32_t off)
+{
+    uint32_t rel = off - 1; /* the ring holds cack + 1 at rhead */
+    if (rel >= qp->rwin) {
+        return 0;
+    }
+    uint32_t start = (qp->rhead + rel) & qp->rcap_mask, words = (qp->rcap_mask + 1) >> 6;
+    uint32_t w = start >> 6, sh = start & 63;
+    uint64_t v = qp->bitmap[w] >> sh;
+    if (sh) {
+        v |= qp->bitmap[(w + 1) & (words - 1)] << (64 - sh);
+    }
+    uint32_t valid = qp->rwin - rel;
+    return valid < 64 ? v & ((1ull << valid) - 1) : v;
+}
+
+int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
+                  uint64_t now)
+{
+    (void)now;
+    if (!qp->ctrl_count || (qp->state != MRC_QPS_RTR && qp->state != MRC_QPS_RTS)) {
+        return 0;
+    }
+    mrc_ctrl *c = &qp->ctrl[qp->ctrl_head];
+    uint32_t evi = mrc_ev_reverse(qp, c->port);
+    const mrc_qev *e = &qp->evs[evi];
+    if (!(port_mask & (1u << e->port))) {
+        return MRC_BLOCKED;
+    }
+    mrc_pkt pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    mrc_pkt_base(qp, &pkt, c->op, e->port, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
+    if (c->op == MRC_OP_SACK) {
+        int32_t dt = mrc_psn_diff(c->psn, qp->cack);
+        /* the bitmap starts just after cack, or late enough to show the trigger itself */
+        uint32_t off = dt > 64 ? (uint32_t)dt - 63 : 1;
+        pkt.has = MRC_HAS_SETH;
+        pkt.bth.psn = qp->cack;
+        pkt.seth.m = c->m;
+        pkt.seth.pr = c->pr;
+        pkt.seth.ack_psn_offset = c->pr                         ? (int16_t)c->probe_id
+                                  : dt >= -32768 && dt <= 32767 ? (int16_t)dt
+                                                                : 0;
+        pkt.seth.entropy = c->ev;
+        pkt.seth.cack_psn = qp->cack;
+        pkt.seth.mpr = qp->attr.mpr.mpr_dest;
+        pkt.seth.sack_offset = (int16_t)off;
+        pkt.seth.bitmap = bitmap_window(qp, off);
+        pkt.cc.ts = c->ts;
+        pkt.cc.ooo_count = (uint16_t)(qp->ooo < 0x7fff ? qp->ooo : 0x7fff);
+        pkt.cc.rcvd_bytes = ((qp->rcvd_bytes + 255u) >> 8) & 0xffffff;
+        qp->st.sacks_sent++;
+    } else if (c->op == MRC_OP_NACK) {
+        pkt.has = MRC_HAS_NETH;
+        pkt.bth.psn = c->psn;
+        pkt.neth.reason = c->m;
+        pkt.neth.entropy = c->ev;
+        pkt.neth.nack_psn = c->psn;
+        pkt.neth.cc_type = 2;
+        pkt.neth.ts = c->ts;
+    } else {
+        pkt.has = MRC_HAS_AETH;
+        pkt.aeth.syndrome = c->m;
+        pkt.aeth.msn = c->psn;
+        qp->st.acks_sent++;
+    }
+    int n = mrc_pkt_emit(qp->ctx, dest, destlen, &pkt, NULL, 0, info);
+    if (n < 0) {
+        return n;
+    }
+    info->ev = e->val;
+    info->port = e->port;
+    info->control = true;
+    info->qpn = qp->qpn;
+    qp->ctrl_head = (qp->ctrl_head + 1) % MRC_CTRL_QUEUE;
+    qp->ctrl_count--;
+    return n;
+}
