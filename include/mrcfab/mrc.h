@@ -342,6 +342,12 @@ int mrc_post_send(mrc_qp *qp, const mrc_send_wr *wr, uint64_t now);
 /* Posts a receive for one Write-with-Immediate completion (MRC has no RNR: post ahead). */
 int mrc_post_recv(mrc_qp *qp, const mrc_recv_wr *wr);
 
+/* ECN codepoints of the IPv6 traffic class's low two bits. */
+#define MRC_ECN_NOT_ECT 0
+#define MRC_ECN_ECT1 1
+#define MRC_ECN_ECT0 2
+#define MRC_ECN_CE 3
+
 /* What the host knows of a received packet beyond its bytes. */
 typedef struct mrc_rx_info {
     uint8_t port;   /* the port it arrived on */

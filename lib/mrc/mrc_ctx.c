@@ -674,7 +674,7 @@ static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t po
         pkt.eeth.entropy = o->ev;
         pkt.eeth.ts = o->ts;
     }
-    int n = mrc_pkt_emit(ctx, dest, destlen, &pkt, NULL, 0, info);
+    int n = mrc_pkt_emit(ctx, dest, destlen, NULL, &pkt, info);
     if (n < 0) {
         return n;
     }

@@ -158,6 +158,7 @@ struct mrc_qp {
     uint32_t state;
     mrc_qp_init_attr init;
     mrc_qp_attr attr;
+    uint8_t tmpl[MRC_MAX_PORTS][MRC_BASE_LEN]; /* each port's fixed IPv6/UDP/BTH, from RTR */
     uint32_t heap_idx;
     uint64_t expiry;
     bool ready;            /* in the context's ready list */
@@ -206,6 +207,7 @@ struct mrc_qp {
     uint64_t rto_base, last_progress;
     mrc_probe probes[MRC_MAX_PROBES];
     uint16_t probe_seq;
+    uint8_t probes_queued, probes_out; /* slots waiting to be sent, and sent and unanswered */
     bool tlp_out;
 
     /* responder */
@@ -341,16 +343,18 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
                   uint64_t now);
 void mrc_rsp_flush(mrc_qp *qp);
 
-/* Fills the common part of an outgoing packet of |qp| on |port| with |ev|. */
-void mrc_pkt_base(const mrc_qp *qp, mrc_pkt *pkt, uint8_t opcode, unsigned port, uint32_t ev,
-                  uint8_t dscp, uint8_t ecn);
+/* Sets the per-packet fields of an outgoing packet of |qp| with |ev|: traffic class, flow label
+ * and UDP source port from the EV, the opcode, and BTH flags cleared. The fixed part comes from
+ * the QP's template for the EV's port when the packet is encoded. */
+void mrc_pkt_base(mrc_pkt *pkt, uint8_t opcode, uint32_t ev, uint8_t dscp, uint8_t ecn);
 /* After headers and payload (|len| bytes) are in |dest|: pad, and the ICRC when it is on. */
 size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len);
 /* A send work request is done with its memory regions. */
 void mrc_wqe_release(mrc_swqe *w);
-/* Encodes |pkt| with |payload| into |dest| and fills |info|; returns the length or an error. */
-int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const mrc_pkt *pkt,
-                 const uint8_t *payload, size_t payload_len, mrc_tx_info *info);
+/* Encodes the payload-less |pkt| into |dest| (over |tmpl| when given), finishes it and fills
+ * |info|'s DSCP, ECN and destination; returns the length or MRC_ERR_NOBUF. */
+int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const uint8_t *tmpl,
+                 const mrc_pkt *pkt, mrc_tx_info *info);
 
 static inline uint16_t mrc_ts_now(uint64_t now)
 {

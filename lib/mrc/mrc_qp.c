@@ -234,6 +234,10 @@ int mrc_modify_qp(mrc_qp *qp, const mrc_qp_attr *a, uint32_t mask, uint64_t now)
         break;
     case MRC_QPS_RTR:
         qp->remote_ports = (uint32_t)((1ull << qp->attr.ah.nports) - 1);
+        for (unsigned port = 0; port < qp->attr.ah.nports; port++) {
+            mrc_wire_template(qp->tmpl[port], qp->attr.ah.sgid[port], qp->attr.ah.dgid[port],
+                              qp->ctx->set.udp_port, qp->attr.dest_qp_num);
+        }
         rv = mrc_rsp_setup(qp);
         break;
     default:
@@ -428,36 +432,28 @@ int mrc_qp_get_ev_stats(const mrc_qp *qp, unsigned index, mrc_ev_stats *s)
     return 0;
 }
 
-void mrc_pkt_base(const mrc_qp *qp, mrc_pkt *pkt, uint8_t opcode, unsigned port, uint32_t ev,
-                  uint8_t dscp, uint8_t ecn)
+void mrc_pkt_base(mrc_pkt *pkt, uint8_t opcode, uint32_t ev, uint8_t dscp, uint8_t ecn)
 {
     pkt->ip.tc = (uint8_t)(dscp << 2 | ecn);
     pkt->ip.flowlabel = ev >> 16;
-    pkt->ip.nxt = 17;
-    pkt->ip.hlim = 64;
-    memcpy(pkt->ip.src, qp->attr.ah.sgid[port], 16);
-    memcpy(pkt->ip.dst, qp->attr.ah.dgid[port], 16);
     pkt->udp.sport = (uint16_t)ev;
-    pkt->udp.dport = qp->ctx->set.udp_port;
     pkt->bth.opcode = opcode;
-    pkt->bth.pkey = 0xffff;
-    pkt->bth.dqpn = qp->attr.dest_qp_num;
+    pkt->bth.se = pkt->bth.mig = 0;
+    pkt->bth.ackreq = pkt->bth.rtx = pkt->bth.ts = 0;
 }
 
-int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const mrc_pkt *pkt,
-                 const uint8_t *payload, size_t payload_len, mrc_tx_info *info)
+int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const uint8_t *tmpl,
+                 const mrc_pkt *pkt, mrc_tx_info *info)
 {
-    size_t h = mrc_wire_encode(dest, destlen, pkt, payload_len);
-    if (h == 0 || h + payload_len + 3 + MRC_ICRC_LEN > destlen) {
+    size_t h = tmpl ? mrc_wire_encode_tmpl(dest, destlen, tmpl, pkt, 0)
+                    : mrc_wire_encode(dest, destlen, pkt, 0);
+    size_t n = h ? mrc_finish(ctx, dest, destlen, h) : 0;
+    if (n == 0) {
         return MRC_ERR_NOBUF;
     }
-    if (payload_len) {
-        memcpy(dest + h, payload, payload_len);
-    }
-    size_t n = mrc_finish(ctx, dest, destlen, h + payload_len);
     info->dscp = pkt->ip.tc >> 2;
     info->ecn = pkt->ip.tc & 3;
-    memcpy(info->dst, pkt->ip.dst, 16);
+    memcpy(info->dst, dest + 24, 16);
     return (int)n;
 }
 

@@ -50,6 +50,7 @@ int mrc_req_setup(mrc_qp *qp)
     qp->backoff = 0;
     qp->rto_base = 1024ull << qp->attr.timeout;
     memset(qp->probes, 0, sizeof(qp->probes));
+    qp->probes_queued = qp->probes_out = 0;
     qp->tlp_out = false;
     return 0;
 }
@@ -221,11 +222,7 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
     uint8_t dscp = !trim ? set->dscp_no_trim : rtx ? set->dscp_retx : set->dscp_data;
     mrc_pkt pkt;
     uint8_t op = data_opcode(qp, w, t->off, t->len);
-    mrc_pkt_base(qp, &pkt, op, e->port, e->val, dscp, MRC_ECN_ECT0);
-    pkt.bth.se = 0;
-    pkt.bth.mig = 0;
-    pkt.bth.tver = 0;
-    pkt.bth.resv8a = 0;
+    mrc_pkt_base(&pkt, op, e->val, dscp, MRC_ECN_ECT0);
     pkt.bth.rtx = rtx;
     pkt.bth.ts = set->tseth;
     pkt.bth.ackreq = t->off + t->len >= w->length;
@@ -246,7 +243,7 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
         pkt.has |= MRC_HAS_IMM;
         pkt.imm = w->imm;
     }
-    size_t h = mrc_wire_encode(dest, destlen, &pkt, t->len);
+    size_t h = mrc_wire_encode_tmpl(dest, destlen, qp->tmpl[e->port], &pkt, t->len);
     if (h == 0 || h + t->len + 3 + MRC_ICRC_LEN > destlen) {
         return MRC_ERR_NOBUF;
     }
@@ -258,7 +255,7 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
     info->ecn = MRC_ECN_ECT0;
     info->control = false;
     info->qpn = qp->qpn;
-    memcpy(info->dst, pkt.ip.dst, 16);
+    memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
     /* bookkeeping: the transmission joins the tail of the send-order list */
     t->evi = (uint16_t)evi;
     t->sent = now;
@@ -284,6 +281,7 @@ static mrc_probe *probe_alloc(mrc_qp *qp, uint8_t kind, uint32_t evi)
         mrc_probe *p = &qp->probes[i];
         if (!p->kind) {
             *p = (mrc_probe){.id = ++qp->probe_seq, .kind = kind, .evi = (uint16_t)evi};
+            qp->probes_queued++;
             return p;
         }
     }
@@ -304,9 +302,7 @@ static int send_probe(mrc_qp *qp, mrc_probe *p, uint32_t port_mask, uint8_t *des
     }
     mrc_qev *e = &qp->evs[evi];
     mrc_pkt pkt;
-    mrc_pkt_base(qp, &pkt, MRC_OP_PROBE, e->port, e->val, qp->ctx->set.dscp_data, MRC_ECN_ECT0);
-    pkt.bth.se = pkt.bth.mig = pkt.bth.tver = pkt.bth.resv8a = 0;
-    pkt.bth.rtx = pkt.bth.ts = 0;
+    mrc_pkt_base(&pkt, MRC_OP_PROBE, e->val, qp->ctx->set.dscp_data, MRC_ECN_ECT0);
     pkt.bth.ackreq = 1;
     pkt.bth.psn = qp->snd_nxt;
     pkt.has = MRC_HAS_PETH;
@@ -316,7 +312,7 @@ static int send_probe(mrc_qp *qp, mrc_probe *p, uint32_t port_mask, uint8_t *des
     pkt.peth.ts.ts = mrc_ts_now(now);
     pkt.peth.ts.tsr = 0;
     pkt.peth.ts.fmt = MRC_TS_FORMAT;
-    int n = mrc_pkt_emit(qp->ctx, dest, destlen, &pkt, NULL, 0, info);
+    int n = mrc_pkt_emit(qp->ctx, dest, destlen, qp->tmpl[e->port], &pkt, info);
     if (n < 0) {
         return n;
     }
@@ -371,11 +367,13 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         }
         return n;
     }
-    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+    for (unsigned i = 0; qp->probes_queued && i < MRC_MAX_PROBES; i++) {
         mrc_probe *p = &qp->probes[i];
         if (p->kind && p->sent == 0) {
             int n = send_probe(qp, p, port_mask, dest, destlen, info, now);
             if (n > 0) {
+                qp->probes_queued--;
+                qp->probes_out++;
                 mrc_qp_timer_update(qp);
             }
             return n;
@@ -464,6 +462,7 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
             continue;
         }
         qp->st.probes_answered++;
+        qp->probes_out--;
         if (p->kind == PROBE_TAIL) {
             /* the answer is the responder's whole state: anything sent before the probe and
              * still missing from it is lost */
@@ -642,12 +641,12 @@ static bool awaiting_ack(const mrc_qp *qp)
            qp->retx_count == 0 && qp->held_count == 0;
 }
 
-static uint64_t tlp_due(const mrc_qp *qp)
+static uint64_t tlp_due(const mrc_qp *qp, uint64_t rto)
 {
-    uint64_t delay = rto_now(qp) * qp->ctx->set.tlp_pct / 100;
     if (qp->tlp_out || qp->ctx->set.tlp_pct == 0) {
         return UINT64_MAX;
     }
+    uint64_t delay = rto * qp->ctx->set.tlp_pct / 100;
     if (qp->list_tail != MRC_NONE && qp->sq_send == qp->sq_count) {
         return qp->txp[qp->list_tail].sent + delay;
     }
@@ -660,22 +659,23 @@ uint64_t mrc_req_expiry(const mrc_qp *qp)
     if (qp->state != MRC_QPS_RTS || !qp->txp) {
         return e;
     }
+    uint64_t rto = rto_now(qp);
     if (qp->list_head != MRC_NONE) {
-        e = qp->txp[qp->list_head].sent + rto_now(qp);
+        e = qp->txp[qp->list_head].sent + rto;
     }
     if (qp->held_count && qp->held_until[qp->held_head] < e) {
         e = qp->held_until[qp->held_head];
     }
-    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+    for (unsigned i = 0; qp->probes_out && i < MRC_MAX_PROBES; i++) {
         const mrc_probe *p = &qp->probes[i];
-        if (p->kind && p->sent && p->sent + rto_now(qp) < e) {
-            e = p->sent + rto_now(qp);
+        if (p->kind && p->sent && p->sent + rto < e) {
+            e = p->sent + rto;
         }
     }
     if (qp->next_ev_probe < e) {
         e = qp->next_ev_probe;
     }
-    uint64_t tlp = tlp_due(qp);
+    uint64_t tlp = tlp_due(qp, rto);
     return tlp < e ? tlp : e;
 }
 
@@ -734,9 +734,10 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
             }
         }
     }
-    for (unsigned i = 0; i < MRC_MAX_PROBES; i++) {
+    for (unsigned i = 0; qp->probes_out && i < MRC_MAX_PROBES; i++) {
         mrc_probe *p = &qp->probes[i];
         if (p->kind && p->sent && p->sent + rto <= now) {
+            qp->probes_out--;
             if (p->kind == PROBE_EV) {
                 mrc_ev_probe_result(qp, p->evi, false, 0, now);
             } else {
@@ -748,7 +749,7 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
     if (qp->next_ev_probe <= now) {
         probe_bad_evs(qp, now);
     }
-    if (tlp_due(qp) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
+    if (tlp_due(qp, rto_now(qp)) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
         qp->tlp_out = true;
         mrc_qp_ready(qp);
     }

@@ -339,8 +339,8 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         return MRC_BLOCKED;
     }
     mrc_pkt pkt;
-    memset(&pkt, 0, sizeof(pkt));
-    mrc_pkt_base(qp, &pkt, c->op, e->port, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
+    mrc_pkt_base(&pkt, c->op, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
+    /* only the fields the opcode's headers carry are set: the encoder reads no others */
     if (c->op == MRC_OP_SACK) {
         int32_t dt = mrc_psn_diff(c->psn, qp->cack);
         /* the bitmap starts just after cack, or late enough to show the trigger itself */
@@ -353,18 +353,24 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
                                   : dt >= -32768 && dt <= 32767 ? (int16_t)dt
                                                                 : 0;
         pkt.seth.entropy = c->ev;
+        pkt.seth.spdcid = pkt.seth.dpdcid = 0;
         pkt.seth.cack_psn = qp->cack;
+        pkt.seth.cc_type = pkt.seth.cc_flags = 0;
         pkt.seth.mpr = qp->attr.mpr.mpr_dest;
         pkt.seth.sack_offset = (int16_t)off;
         pkt.seth.bitmap = bitmap_window(qp, off);
         pkt.cc.ts = c->ts;
         pkt.cc.ooo_count = (uint16_t)(qp->ooo < 0x7fff ? qp->ooo : 0x7fff);
+        pkt.cc.rc = pkt.cc.pen = 0;
         pkt.cc.rcvd_bytes = ((qp->rcvd_bytes + 255u) >> 8) & 0xffffff;
         qp->st.sacks_sent++;
     } else if (c->op == MRC_OP_NACK) {
         pkt.has = MRC_HAS_NETH;
         pkt.bth.psn = c->psn;
         pkt.neth.reason = c->m;
+        pkt.neth.vendor = 0;
+        pkt.neth.spdcid = pkt.neth.dpdcid = 0;
+        pkt.neth.cc_flags = 0;
         pkt.neth.entropy = c->ev;
         pkt.neth.nack_psn = c->psn;
         pkt.neth.cc_type = 2;
@@ -375,7 +381,7 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         pkt.aeth.msn = c->psn;
         qp->st.acks_sent++;
     }
-    int n = mrc_pkt_emit(qp->ctx, dest, destlen, &pkt, NULL, 0, info);
+    int n = mrc_pkt_emit(qp->ctx, dest, destlen, qp->tmpl[e->port], &pkt, info);
     if (n < 0) {
         return n;
     }

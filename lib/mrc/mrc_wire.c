@@ -360,7 +360,10 @@ out:
     return rv;
 }
 
-size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len)
+/* Encodes |pkt|; with |tmpl|, the fixed part of IPv6, UDP and BTH comes from the template and
+ * only the per-packet fields are taken from |pkt|. */
+static size_t encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len,
+                     const uint8_t *tmpl)
 {
     const mrc_bth *b = &pkt->bth;
     unsigned idx = b->opcode - OP_BASE;
@@ -386,23 +389,27 @@ size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t
     }
     plen = hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN;
 
+    if (tmpl) {
+        memcpy(dest, tmpl, MRC_BASE_LEN);
+    } else {
+        dest[6] = IPPROTO_UDP_;
+        dest[7] = pkt->ip.hlim;
+        memcpy(dest + 8, pkt->ip.src, 16);
+        memcpy(dest + 24, pkt->ip.dst, 16);
+        st16(dest + MRC_IP6_LEN + 2, pkt->udp.dport);
+        st16(dest + MRC_IP6_LEN + 6, 0);
+        st16(dest + MRC_IP6_LEN + MRC_UDP_LEN + 2, b->pkey);
+        dest[MRC_IP6_LEN + MRC_UDP_LEN + 4] = b->resv8a;
+        st24(dest + MRC_IP6_LEN + MRC_UDP_LEN + 5, b->dqpn & 0xffffff);
+    }
     st32(dest, 6u << 28 | (uint32_t)pkt->ip.tc << 20 | (pkt->ip.flowlabel & 0xfffff));
     st16(dest + 4, (uint32_t)plen);
-    dest[6] = IPPROTO_UDP_;
-    dest[7] = pkt->ip.hlim;
-    memcpy(dest + 8, pkt->ip.src, 16);
-    memcpy(dest + 24, pkt->ip.dst, 16);
     p = dest + MRC_IP6_LEN;
     st16(p, pkt->udp.sport);
-    st16(p + 2, pkt->udp.dport);
     st16(p + 4, (uint32_t)plen);
-    st16(p + 6, 0);
     p += MRC_UDP_LEN;
     p[0] = b->opcode;
     p[1] = (uint8_t)((b->se & 1) << 7 | (b->mig & 1) << 6 | pad << 4);
-    st16(p + 2, b->pkey);
-    p[4] = b->resv8a;
-    st24(p + 5, b->dqpn & 0xffffff);
     p[8] = (uint8_t)((b->ackreq & 1) << 7 | (b->rtx & 1) << 5 | (b->ts & 1) << 4);
     st24(p + 9, b->psn & 0xffffff);
     p += MRC_BTH_LEN;
@@ -503,6 +510,32 @@ size_t mrc_wire_finish(uint8_t *dest, size_t destlen, size_t len)
     total = len + pad + MRC_ICRC_LEN;
 out:
     return total;
+}
+
+
+size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len)
+{
+    return encode(dest, destlen, pkt, payload_len, NULL);
+}
+
+size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl,
+                            const mrc_pkt *pkt, size_t payload_len)
+{
+    return encode(dest, destlen, pkt, payload_len, tmpl);
+}
+
+void mrc_wire_template(uint8_t dest[MRC_BASE_LEN], const uint8_t src[16], const uint8_t dst[16],
+                       uint16_t dport, uint32_t dqpn)
+{
+    memset(dest, 0, MRC_BASE_LEN);
+    dest[0] = 6u << 4;
+    dest[6] = IPPROTO_UDP_;
+    dest[7] = 64;
+    memcpy(dest + 8, src, 16);
+    memcpy(dest + 24, dst, 16);
+    st16(dest + MRC_IP6_LEN + 2, dport);
+    st16(dest + MRC_IP6_LEN + MRC_UDP_LEN + 2, 0xffff);
+    st24(dest + MRC_IP6_LEN + MRC_UDP_LEN + 5, dqpn & 0xffffff);
 }
 
 void mrc_wire_outer(uint8_t dest[MRC_IP6_LEN], const uint8_t src[16], const uint8_t dst[16],

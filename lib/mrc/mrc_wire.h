@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mrcfab/mrc.h> /* MRC_ECN_*, shared with mrc_rx_info */
+
 /* Opcodes: MRC's own space, opcode[7:5] = 0b110. */
 #define MRC_OP_WRITE_FIRST 0xc6
 #define MRC_OP_WRITE_MIDDLE 0xc7
@@ -71,11 +73,6 @@
 #define MRC_TS_SHIFT 7
 #define MRC_TS_FORMAT 1
 
-/* ECN codepoints in the IPv6 traffic class (low two bits). */
-#define MRC_ECN_NOT_ECT 0
-#define MRC_ECN_ECT1 1
-#define MRC_ECN_ECT0 2
-#define MRC_ECN_CE 3
 
 typedef struct mrc_ip6 {
     uint8_t tc; /* DSCP << 2 | ECN */
@@ -243,6 +240,16 @@ const char *mrc_wire_strerror(int err);
  * it. Returns the header length, or 0 when |destlen| is too small.
  */
 size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len);
+/*
+ * The fixed part of a QP's packets on one port: IPv6 (version, next header UDP, hop limit 64,
+ * addresses), UDP destination port, BTH P_Key 0xffff and destination QPN.
+ */
+void mrc_wire_template(uint8_t dest[MRC_BASE_LEN], const uint8_t src[16], const uint8_t dst[16],
+                       uint16_t dport, uint32_t dqpn);
+/* As mrc_wire_encode, with the fixed part from |tmpl|: from |pkt| only the traffic class, flow
+ * label, UDP source port, the BTH's opcode, flags and PSN, and the MRC headers are read. */
+size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl,
+                            const mrc_pkt *pkt, size_t payload_len);
 /* After the payload (and pad bytes) are in place at |dest| + header length: zeroes the pad,
  * computes and appends the ICRC. |len| = headers + payload without pad. Returns the total
  * packet length, or 0 if |destlen| cannot hold it. */

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The engine's speed: instructions per data packet on each side (callgrind, payload copy
+# excluded) and mrc-pair goodput with 4 KiB packets on one core, against the targets.
+set -euo pipefail
+build=${1:-build}
+pkts=${BENCH_PKTS:-20000}
+runs=${BENCH_RUNS:-3}
+bin=$build/bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The instructions of the functions matching |toggle|, less the payload copies they made.
+cost() {
+    local toggle=$1 icrc=${2:-}
+    valgrind --tool=callgrind --toggle-collect="$toggle" --callgrind-out-file="$tmp/cg" \
+        "$bin/bench_mrc_cost" "$pkts" $icrc >/dev/null 2>"$tmp/vg.log"
+    callgrind_annotate --inclusive=yes "$tmp/cg" >"$tmp/ann" 2>/dev/null
+    local total copy
+    total=$(grep -m1 'PROGRAM TOTALS' "$tmp/ann" | awk '{gsub(",", "", $1); print $1}')
+    if [ -z "$total" ] || [ "$total" -eq 0 ]; then
+        echo "bench_mrc: callgrind measured nothing for $toggle:" >&2
+        cat "$tmp/vg.log" >&2
+        exit 1
+    fi
+    copy=$(grep -E '(memcpy|memmove)[^ ]*' "$tmp/ann" | grep -v -E 'PROGRAM|mrc_' |
+        awk '{gsub(",", "", $1); s += $1} END {print s + 0}')
+    echo $(( (total - copy) / pkts ))
+}
+
+[ -x "$bin/bench_mrc_cost" ] && [ -x "$bin/mrc-pair" ] || { echo "bench_mrc: build first" >&2; exit 1; }
+send=$(cost 'side_send_*')
+recv=$(cost 'side_recv_*')
+send_icrc=$(cost 'side_send_*' icrc)
+recv_icrc=$(cost 'side_recv_*' icrc)
+echo "engine instructions per 4 KiB data packet, payload copy excluded (callgrind, $pkts packets):"
+echo "  sender   $send   (with ICRC: $send_icrc)"
+echo "  receiver $recv   (with ICRC: $recv_icrc)"
+
+goodput() {
+    local best=0 g
+    for _ in $(seq "$runs"); do
+        g=$("$bin/mrc-pair" --msgs 2000 --size 1048576 --planes 8 "$@" |
+            sed -n 's/.*"wall_goodput_gbps": \([0-9.]*\).*/\1/p')
+        best=$(echo "$g $best" | awk '{print ($1 > $2) ? $1 : $2}')
+    done
+    echo "$best"
+}
+clean=$(goodput --seed 1)
+lossy=$(goodput --seed 1 --loss 0.01)
+ratio=$(echo "$lossy $clean" | awk '{printf "%.1f", 100 * $1 / $2}')
+echo "mrc-pair goodput, 2000 x 1 MiB, 4 KiB MTU, 8 planes, one core (best of $runs):"
+echo "  no loss  $clean Gb/s"
+echo "  1% loss  $lossy Gb/s ($ratio % of no loss)"
+
+verdict() { if [ "$1" = 1 ]; then echo PASS; else echo FAIL; fi; }
+echo "targets:"
+echo "  <= 400 instructions per packet per side: $(verdict $(( send <= 400 && recv <= 400 )))"
+echo "  >= 20 Gb/s with no loss: $(verdict "$(echo "$clean" | awk '{print ($1 >= 20)}')")"
+echo "  >= 90 % of that at 1 % loss: $(verdict "$(echo "$ratio" | awk '{print ($1 >= 90)}')")"
