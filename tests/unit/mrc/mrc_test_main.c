@@ -9,6 +9,7 @@
 static Suite *(*const suites[])(void) = {
     mrc_wire_suite,
     mrc_crc_suite,
+    mrc_qp_suite,
 };
 
 int main(void)
