@@ -10,6 +10,7 @@ static Suite *(*const suites[])(void) = {
     mrc_wire_suite,
     mrc_crc_suite,
     mrc_qp_suite,
+    mrc_reliability_suite,
 };
 
 int main(void)
