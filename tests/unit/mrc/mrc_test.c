@@ -458,8 +458,8 @@ void mrc_test_pkt_init(mrc_pkt *pkt, const mrc_test_node *to, uint8_t opcode, un
     pkt->bth.psn = psn & 0xffffff;
 }
 
-void mrc_test_build(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, size_t len,
-                    bool icrc)
+void mrc_test_build_raw(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, size_t len,
+                        bool icrc)
 {
     size_t h = mrc_wire_encode(out->buf, sizeof(out->buf), pkt, len);
     ck_assert_msg(h > 0 && h + len + 8 <= sizeof(out->buf), "cannot encode the packet");
@@ -480,6 +480,15 @@ void mrc_test_build(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, 
     out->info.dscp = pkt->ip.tc >> 2;
     out->info.ecn = pkt->ip.tc & 3;
     memcpy(out->info.dst, pkt->ip.dst, 16);
+    out->pkt = *pkt;
+    out->pkt.payload = len ? out->buf + h : NULL;
+    out->pkt.payload_len = len;
+}
+
+void mrc_test_build(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, size_t len,
+                    bool icrc)
+{
+    mrc_test_build_raw(out, pkt, payload, len, icrc);
     mrc_test_pkt_decode(out, icrc);
 }
 

@@ -183,7 +183,10 @@ uint64_t mrc_test_expiry(const mrc_test_node *a, const mrc_test_node *b);
 /* Made-up packets to |to|'s QP from its peer (side ^ 1) on |port| with EV |ev|. */
 void mrc_test_pkt_init(mrc_pkt *pkt, const mrc_test_node *to, uint8_t opcode, unsigned port,
                        uint32_t ev, uint32_t psn);
-/* Encodes |pkt| with |payload| into |out| (ICRC if the node checks it) and decodes it back. */
+/* Encodes |pkt| with |payload| into |out| (ICRC if the node checks it) and decodes it back. The
+ * raw variant does not decode: for packets the decoder must refuse. */
+void mrc_test_build_raw(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, size_t len,
+                        bool icrc);
 void mrc_test_build(mrc_test_pkt *out, const mrc_pkt *pkt, const void *payload, size_t len,
                     bool icrc);
 void mrc_test_build_data(mrc_test_pkt *out, const mrc_test_node *to, uint8_t opcode, uint32_t psn,
