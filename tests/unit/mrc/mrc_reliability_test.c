@@ -646,6 +646,55 @@ START_TEST(test_mrc_reliability_retry_unlimited_backoff_capped)
 }
 END_TEST
 
+/* A dead peer with many packets out: they left a microsecond apart, so each times out on its
+ * own; the retry budget must still run out in about the time one packet's would, not once per
+ * packet in flight with the back-off doubled at every one. */
+START_TEST(test_mrc_reliability_retry_exhaustion_many_in_flight)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.set.tlp_pct = 0;
+    o.timeout = 1; /* 2048 ns */
+    o.linear_cnt = 2;
+    o.exp_cnt = 3;
+    o.min_active = 8; /* EVs stay in use: the timers are under test */
+    o.mtu = 256;
+    requester(&a, &o);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 32 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    uint64_t now = 0;
+    for (unsigned k = 0; k < 32; k++, now += 1000) {
+        ck_assert_int_gt(mrc_test_pull(&a, &p, now), 0);
+    }
+    /* one packet alone would fail after 2048 x (1 + 1 + 1 + 2 + 4 + 8) = 34816 ns */
+    const uint64_t limit = 32000 + 10 * 34816;
+    for (unsigned i = 0; i < 1000000 && mrc_test_stats(&a).state == MRC_QPS_RTS; i++) {
+        uint64_t e = mrc_get_expiry(a.ctx);
+        if (e > limit) {
+            break;
+        }
+        now = e > now ? e : now;
+        mrc_handle_expiry(a.ctx, now);
+        while (mrc_test_pull(&a, &p, now) > 0) {
+        }
+    }
+    mrc_qp_stats st = mrc_test_stats(&a);
+    /* BUG: mrc_req_on_timer (lib/mrc/mrc_req.c) doubles the QP's back-off at every timeout
+     * event, and an event takes only the packets whose deadline passed: with packets sent
+     * apart, each event takes one, the next one's deadline doubles, and a packet reaches its
+     * retry limit only after about (packets in flight x linear_cnt + exp_cnt) events, the
+     * later ones 2^rto_backoff_max timeouts apart: mrc-pair's dead peer (128 packets, timeout
+     * 8) is still in RTS after 60 s */
+    ck_assert_msg(st.state == MRC_QPS_ERR,
+                  "still in RTS at %llu ns (one packet's budget: 34816 ns): %llu timeouts, "
+                  "%llu resends",
+                  (unsigned long long)now, (unsigned long long)st.timeouts,
+                  (unsigned long long)st.retx_pkts);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 /* A dead peer ends in RETRY_EXC_ERR even when the timeouts have put every EV ASSUMED_BAD (no
  * floor): the QP must neither hang with a retransmission that has no EV nor stop probing. */
 START_TEST(test_mrc_reliability_retry_exhaustion_all_evs_bad)
@@ -880,6 +929,7 @@ Suite *mrc_reliability_suite(void)
     tcase_add_test(tc, test_mrc_reliability_psn_wrap_responder);
     tcase_add_test(tc, test_mrc_reliability_timeouts_linear_then_exponential);
     tcase_add_test(tc, test_mrc_reliability_retry_unlimited_backoff_capped);
+    tcase_add_test(tc, test_mrc_reliability_retry_exhaustion_many_in_flight);
     tcase_add_test(tc, test_mrc_reliability_retry_exhaustion_all_evs_bad);
     tcase_add_test(tc, test_mrc_reliability_tail_loss_probe);
     tcase_add_test(tc, test_mrc_reliability_tail_loss_probe_lost_ack);
