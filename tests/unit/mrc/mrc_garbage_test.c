@@ -23,6 +23,8 @@ typedef struct fixture {
 
 static void snap(fixture *f)
 {
+    mrc_test_snap_free(&f->sa);
+    mrc_test_snap_free(&f->sb);
     mrc_test_snap_take(&f->sa, &f->a);
     mrc_test_snap_take(&f->sb, &f->b);
     f->ea = mrc_get_expiry(f->a.ctx);
