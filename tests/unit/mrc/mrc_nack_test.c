@@ -497,6 +497,46 @@ START_TEST(test_mrc_nack_wimm_limit_inv_req)
 }
 END_TEST
 
+/* Each Transport NAK fails the requester with its own status, the rest flushed. */
+START_TEST(test_mrc_nack_transport_nak_status)
+{
+    static const struct {
+        uint8_t syndrome;
+        mrc_wc_status status;
+    } naks[] = {
+        {MRC_AETH_NAK_INV_REQ, MRC_WC_REM_INV_REQ_ERR},
+        {MRC_AETH_NAK_REM_ACCESS, MRC_WC_REM_ACCESS_ERR},
+        {MRC_AETH_NAK_REM_OP, MRC_WC_REM_OP_ERR},
+    };
+    for (size_t i = 0; i < sizeof(naks) / sizeof(naks[0]); i++) {
+        mrc_test_opts o;
+        mrc_test_node a;
+        opts(&o);
+        mrc_test_node_new(&a, &o, 0);
+        mrc_test_node_up(&a, &o, MRC_TEST_PEER_QPN, 0);
+        ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 100, 0x10000, 0x101, 0), 0);
+        ck_assert_int_eq(mrc_test_post_write(&a, 2, false, 0, 0, 100, 0x10000, 0x101, 0), 0);
+        mrc_test_post_recvs(&a, 7, 1);
+        mrc_test_pkt p, k;
+        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+        mrc_test_build_ack(&k, &a, naks[i].syndrome, 0, 0);
+        ck_assert_int_eq(mrc_test_push(&a, &k, NULL, 10), 0);
+        mrc_qp_stats st = mrc_test_stats(&a);
+        ck_assert_uint_eq(st.state, MRC_QPS_ERR);
+        ck_assert_uint_eq(st.acks_rcvd, 1);
+        mrc_wc wc[4];
+        ck_assert_int_eq(mrc_test_poll(&a, wc, 4), 3);
+        ck_assert_uint_eq(wc[0].wr_id, 1);
+        ck_assert_int_eq(wc[0].status, naks[i].status);
+        ck_assert_int_eq(wc[1].status, MRC_WC_WR_FLUSH_ERR);
+        ck_assert_int_eq(wc[2].status, MRC_WC_WR_FLUSH_ERR);
+        ck_assert_int_eq(wc[2].opcode, MRC_WC_RECV_RDMA_WITH_IMM);
+        ck_assert_int_eq(mrc_test_pull(&a, &p, 10), 0);
+        mrc_test_node_free(&a);
+    }
+}
+END_TEST
+
 /* Each requester-side reason on its own, from a made-up responder, for the bookkeeping: which
  * reasons resend at once, which later, which fail. */
 START_TEST(test_mrc_nack_requester_handling_by_reason)
@@ -560,6 +600,7 @@ Suite *mrc_nack_suite(void)
     tcase_add_test(tc, test_mrc_nack_unexp_event_mr_no_remote_write);
     tcase_add_test(tc, test_mrc_nack_unexp_event_qp_no_remote_write);
     tcase_add_test(tc, test_mrc_nack_wimm_limit_inv_req);
+    tcase_add_test(tc, test_mrc_nack_transport_nak_status);
     tcase_add_test(tc, test_mrc_nack_requester_handling_by_reason);
     suite_add_tcase(s, tc);
     return s;
