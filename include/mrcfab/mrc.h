@@ -73,6 +73,7 @@ typedef enum mrc_ev_reason {
     MRC_EVR_PROBE_OK,    /* enough recovery probes succeeded */
     MRC_EVR_DENY,        /* the controller denied it */
     MRC_EVR_ALLOW,       /* the controller lifted the denial */
+    MRC_EVR_LOSS,        /* its packets were lost, untrimmed, beyond ev_loss_pct */
 } mrc_ev_reason;
 
 /* An EV state change, as the controller API reports them. */
@@ -136,7 +137,8 @@ typedef struct mrc_settings {
     uint64_t nack_retry_ns;   /* delay before resending after a resource NACK */
     unsigned rto_backoff_max; /* cap of the exponential back-off exponent */
     /* EVs */
-    uint64_t skip_max_ns;           /* SKIP ends with the rotation or after this, whichever first */
+    uint64_t skip_max_ns; /* SKIP ends with the rotation or after this, whichever first */
+    unsigned ev_loss_pct; /* untrimmed loss share (over ~32 packets) that makes an EV ASSUMED_BAD */
     uint64_t probe_interval_ns;     /* first recovery probe of an ASSUMED_BAD EV */
     uint64_t probe_interval_max_ns; /* back-off cap between recovery probes */
     unsigned probe_recover;         /* consecutive good probes that make an EV GOOD again */

@@ -19,7 +19,7 @@ void mrc_settings_default(mrc_settings *s)
     s->dscp_trimmed = 12;
     s->dscp_trimmed_lasthop = 16;
     s->trimmable = true;
-    s->sack_every = 2;
+    s->sack_every = 4;
     s->always_skip_window = 32;
     s->always_skip_pct = 75;
     s->max_ooo_tracked = 0;
@@ -29,6 +29,7 @@ void mrc_settings_default(mrc_settings *s)
     s->nack_retry_ns = 20000;
     s->rto_backoff_max = 10;
     s->skip_max_ns = 100000;
+    s->ev_loss_pct = 15;
     s->probe_interval_ns = 100000;
     s->probe_interval_max_ns = 100000000;
     s->probe_recover = 3;
@@ -42,9 +43,10 @@ void mrc_settings_default(mrc_settings *s)
 int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
 {
     if (!s || !s->alloc.malloc || !s->alloc.free || s->nports == 0 || s->nports > MRC_MAX_PORTS ||
-        s->max_qps == 0 || s->max_qps > (1u << 20) || s->max_mrs == 0 || s->max_mrs > (1u << 20) ||
-        s->sack_every == 0 || s->ev_event_queue == 0 || s->probe_recover == 0 ||
-        s->max_ev_profiles == 0) {
+        s->max_qps == 0 || s->max_qps > (1u << 20) || s->max_mrs == 0 ||
+        s->max_mrs > MR_SLOT_MASK || s->sack_every == 0 || s->sack_every > 64 ||
+        s->ev_event_queue == 0 || s->probe_recover == 0 || s->max_ev_profiles == 0 ||
+        s->ev_loss_pct > 100 || s->always_skip_pct > 100) {
         return MRC_ERR_INVAL;
     }
     mrc_context *ctx = s->alloc.malloc(sizeof(*ctx), s->alloc.user);
@@ -60,11 +62,12 @@ int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
     ctx->qps = mrc_calloc(ctx, s->max_qps, sizeof(mrc_qp *));
     ctx->heap = mrc_calloc(ctx, s->max_qps, sizeof(mrc_qp *));
     ctx->mrs = mrc_calloc(ctx, s->max_mrs, sizeof(mrc_mr *));
+    ctx->mr_gens = mrc_calloc(ctx, s->max_mrs, sizeof(uint16_t));
     ctx->evp = mrc_calloc(ctx, s->max_ev_profiles, sizeof(mrc_ev_profile));
     ctx->events = mrc_calloc(ctx, s->ev_event_queue, sizeof(mrc_ev_event));
     ctx->psu_next = UINT64_MAX;
     (void)now;
-    if (!ctx->qps || !ctx->heap || !ctx->mrs || !ctx->evp || !ctx->events) {
+    if (!ctx->qps || !ctx->heap || !ctx->mrs || !ctx->mr_gens || !ctx->evp || !ctx->events) {
         mrc_context_free(ctx);
         return MRC_ERR_NOMEM;
     }
@@ -86,21 +89,29 @@ void mrc_context_free(mrc_context *ctx)
     for (uint32_t i = 0; ctx->evp && i < ctx->set.max_ev_profiles; i++) {
         mrc_dealloc(ctx, ctx->evp[i].evs);
     }
+    while (ctx->cqs) {
+        mrc_cq_free(ctx->cqs);
+    }
     mrc_dealloc(ctx, ctx->qps);
     mrc_dealloc(ctx, ctx->heap);
     mrc_dealloc(ctx, ctx->mrs);
+    mrc_dealloc(ctx, ctx->mr_gens);
     mrc_dealloc(ctx, ctx->evp);
     mrc_dealloc(ctx, ctx->events);
     ctx->set.alloc.free(ctx, ctx->set.alloc.user);
 }
 
-/* Memory regions: the key's low byte is a generation, so a stale key never matches. */
+/* Memory regions: a key is the slot and that slot's generation, and slots are taken in turn,
+ * so a key comes back only after 4096 registrations of its slot (max_mrs times as many if
+ * they are one at a time): a peer's stale key finds no region rather than a new one. */
 int mrc_reg_mr(mrc_context *ctx, void *addr, size_t length, unsigned access, mrc_mr **pmr)
 {
     if (!addr || length == 0 || (access & ~(MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE))) {
         return MRC_ERR_INVAL;
     }
-    for (uint32_t i = 0; i < ctx->set.max_mrs; i++) {
+    uint32_t n = ctx->set.max_mrs;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (ctx->mr_next + k) % n;
         if (ctx->mrs[i]) {
             continue;
         }
@@ -112,8 +123,10 @@ int mrc_reg_mr(mrc_context *ctx, void *addr, size_t length, unsigned access, mrc
         mr->addr = addr;
         mr->len = length;
         mr->access = access;
-        mr->key = (i + 1) << 8 | (++ctx->mr_gen & 0xff);
+        ctx->mr_gens[i] = (uint16_t)((ctx->mr_gens[i] + 1) & MR_GEN_MASK);
+        mr->key = (uint32_t)ctx->mr_gens[i] << MR_SLOT_BITS | (i + 1);
         ctx->mrs[i] = mr;
+        ctx->mr_next = (i + 1) % n;
         *pmr = mr;
         return 0;
     }
@@ -139,14 +152,14 @@ int mrc_dereg_mr(mrc_mr *mr)
         return MRC_ERR_STATE;
     }
     mrc_context *ctx = mr->ctx;
-    ctx->mrs[(mr->key >> 8) - 1] = NULL;
+    ctx->mrs[(mr->key & MR_SLOT_MASK) - 1] = NULL;
     mrc_dealloc(ctx, mr);
     return 0;
 }
 
 mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key)
 {
-    uint32_t i = key >> 8;
+    uint32_t i = key & MR_SLOT_MASK;
     if (i == 0 || i > ctx->set.max_mrs) {
         return NULL;
     }
@@ -237,6 +250,11 @@ int mrc_cq_new(mrc_context *ctx, unsigned cqe, mrc_cq **pcq)
     }
     cq->ctx = ctx;
     cq->cap = cqe;
+    cq->next = ctx->cqs;
+    if (ctx->cqs) {
+        ctx->cqs->prev = cq;
+    }
+    ctx->cqs = cq;
     *pcq = cq;
     return 0;
 }
@@ -244,6 +262,14 @@ int mrc_cq_new(mrc_context *ctx, unsigned cqe, mrc_cq **pcq)
 void mrc_cq_free(mrc_cq *cq)
 {
     if (cq) {
+        if (cq->prev) {
+            cq->prev->next = cq->next;
+        } else {
+            cq->ctx->cqs = cq->next;
+        }
+        if (cq->next) {
+            cq->next->prev = cq->prev;
+        }
         mrc_dealloc(cq->ctx, cq->ring);
         mrc_dealloc(cq->ctx, cq);
     }
@@ -316,6 +342,23 @@ static void heap_remove(mrc_context *ctx, mrc_qp *qp)
         heap_fix(ctx, i);
     }
     qp->heap_idx = MRC_NONE;
+}
+
+/* Timers are lazy: the heap holds a deadline no later than the QP's real next one, so events
+ * that only push deadlines later (most acknowledgements) need no heap work; when the stored
+ * deadline fires early, the timer handler recomputes it. An earlier need is armed here. */
+void mrc_qp_timer_arm(mrc_qp *qp, uint64_t deadline)
+{
+    mrc_context *ctx = qp->ctx;
+    if (deadline >= qp->expiry) {
+        return;
+    }
+    qp->expiry = deadline;
+    if (qp->heap_idx == MRC_NONE) {
+        qp->heap_idx = ctx->heap_len;
+        ctx->heap[ctx->heap_len++] = qp;
+    }
+    heap_fix(ctx, qp->heap_idx);
 }
 
 void mrc_qp_timer_update(mrc_qp *qp)
@@ -573,24 +616,25 @@ static int on_ep(mrc_context *ctx, const mrc_pkt *pkt, const mrc_rx_info *info, 
     return 0;
 }
 
-int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mrc_rx_info *info,
-                 uint64_t now)
+static int garbage(mrc_context *ctx, int err)
+{
+    ctx->st.garbage++;
+    ctx->st.garbage_by_err[(unsigned)-err & 7]++;
+    return MRC_ERR_PROTO;
+}
+
+/* The packets other than data and SACKs, by the full decoder. */
+static __attribute__((noinline)) int read_other(mrc_context *ctx, const uint8_t *data,
+                                                size_t datalen, const mrc_rx_info *info,
+                                                unsigned flags, uint64_t now)
 {
     mrc_pkt pkt;
-    const mrc_settings *s = &ctx->set;
-    ctx->st.pkts_rcvd++;
-    bool trimmed = info && (info->dscp == s->dscp_trimmed || info->dscp == s->dscp_trimmed_lasthop);
-    unsigned flags = (s->icrc ? 0 : MRC_DECODE_NO_ICRC) | (trimmed ? MRC_DECODE_TRIMMED : 0);
-    int rv = mrc_wire_decode(data, datalen, s->udp_port, flags, &pkt);
+    int rv = mrc_wire_decode(data, datalen, ctx->set.udp_port, flags, &pkt);
     if (rv != 0) {
-        ctx->st.garbage++;
-        ctx->st.garbage_by_err[(unsigned)-rv & 7]++;
-        return MRC_ERR_PROTO;
+        return garbage(ctx, rv);
     }
     mrc_rx_info dflt = {.port = 0, .ecn = pkt.ip.tc & 3, .dscp = pkt.ip.tc >> 2};
-    if (!info) {
-        info = &dflt;
-    }
+    info = info ? info : &dflt;
     uint8_t op = pkt.bth.opcode;
     if (op == MRC_OP_EP_REQ || op == MRC_OP_EP_RSP) {
         return on_ep(ctx, &pkt, info, now);
@@ -603,12 +647,6 @@ int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mr
     bool rtr = qp->state == MRC_QPS_RTR || qp->state == MRC_QPS_RTS;
     bool rts = qp->state == MRC_QPS_RTS;
     switch (op) {
-    case MRC_OP_SACK:
-        if (!rts) {
-            break;
-        }
-        mrc_req_on_sack(qp, &pkt, now);
-        return 0;
     case MRC_OP_NACK:
         if (!rts) {
             break;
@@ -621,21 +659,56 @@ int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mr
         }
         mrc_req_on_ack(qp, &pkt, now);
         return 0;
-    case MRC_OP_PROBE:
+    default: /* MRC_OP_PROBE: mrc_wire_decode_fast took data and SACKs */
         if (!rtr) {
             break;
         }
         mrc_rsp_on_probe(qp, &pkt, info, now);
         return 0;
-    default:
-        if (!rtr) {
-            break;
-        }
-        mrc_rsp_on_data(qp, &pkt, info, trimmed || pkt.trimmed, now);
-        return 0;
     }
     ctx->st.bad_state++;
     return MRC_ERR_PROTO;
+}
+
+int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mrc_rx_info *info,
+                 uint64_t now)
+{
+    const mrc_settings *s = &ctx->set;
+    ctx->st.pkts_rcvd++;
+    bool trimmed = info && (info->dscp == s->dscp_trimmed || info->dscp == s->dscp_trimmed_lasthop);
+    unsigned flags = (s->icrc ? 0 : MRC_DECODE_NO_ICRC) | (trimmed ? MRC_DECODE_TRIMMED : 0);
+    mrc_fast_rx rx;
+    int kind = mrc_wire_decode_fast(data, datalen, s->udp_port, flags, &rx);
+    if (kind < 0) {
+        return garbage(ctx, kind);
+    }
+    if (kind == MRC_FAST_OTHER) {
+        return read_other(ctx, data, datalen, info, flags, now);
+    }
+    mrc_qp *qp = qp_by_num(ctx, kind == MRC_FAST_DATA ? rx.data.dqpn : rx.sack.dqpn);
+    if (!qp) {
+        ctx->st.no_qp++;
+        return MRC_ERR_PROTO;
+    }
+    if (kind == MRC_FAST_SACK) {
+        if (qp->state != MRC_QPS_RTS) {
+            ctx->st.bad_state++;
+            return MRC_ERR_PROTO;
+        }
+        mrc_req_on_sack(qp, &rx.sack.h, now);
+        return 0;
+    }
+    if (qp->state != MRC_QPS_RTR && qp->state != MRC_QPS_RTS) {
+        ctx->st.bad_state++;
+        return MRC_ERR_PROTO;
+    }
+    mrc_rx_info dflt;
+    if (!info) {
+        dflt = (mrc_rx_info){.port = 0, .ecn = rx.data.h.tc & 3, .dscp = rx.data.h.tc >> 2};
+        info = &dflt;
+    }
+    mrc_rsp_on_data(qp, &rx.data, info, trimmed || rx.data.trimmed, now);
+    return 0;
 }
 
 static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
@@ -688,8 +761,8 @@ static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t po
     return n;
 }
 
-int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
-                  mrc_tx_info *info, uint64_t now)
+static __attribute__((noinline)) int write_any(mrc_context *ctx, uint8_t *dest, size_t destlen,
+                                               uint32_t port_mask, mrc_tx_info *info, uint64_t now)
 {
     if (ctx->ep_count) {
         int n = ep_write(ctx, dest, destlen, port_mask, info, now);
@@ -720,6 +793,16 @@ int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port
         return rv;
     }
     return 0;
+}
+
+int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
+                  mrc_tx_info *info, uint64_t now)
+{
+    /* the caller asks until told there is nothing: make that answer cheap */
+    if (!ctx->nready && !ctx->ep_count) {
+        return 0;
+    }
+    return write_any(ctx, dest, destlen, port_mask, info, now);
 }
 
 uint64_t mrc_get_expiry(const mrc_context *ctx)

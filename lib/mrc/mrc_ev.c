@@ -101,6 +101,7 @@ int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p)
     qp->act = mrc_calloc(ctx, p->nevs, sizeof(uint16_t));
     qp->rot = mrc_calloc(ctx, p->nevs, sizeof(uint16_t));
     if (!qp->evs || !qp->evmap || !qp->act || !qp->rot) {
+        mrc_ev_teardown(qp);
         return MRC_ERR_NOMEM;
     }
     unsigned per_port[MRC_MAX_PORTS] = {0}, ports = 0;
@@ -148,6 +149,7 @@ int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p)
     qp->event_mask = p->event_mask;
     qp->st.ev_count[MRC_EV_GOOD] = p->nevs;
     qp->next_ev_probe = UINT64_MAX;
+    qp->skip_end = UINT64_MAX;
     for (unsigned port = 0; port < MRC_MAX_PORTS; port++) {
         qp->rev[port] = 0;
         if (per_port[port]) {
@@ -244,6 +246,11 @@ void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, ui
     case MRC_EV_SKIP:
         e->skip_rot = qp->rot_no;
         e->skip_until = now + qp->ctx->set.skip_max_ns;
+        if (e->skip_until < qp->skip_end) {
+            /* an idle QP must end it too: its state is read by the controller */
+            qp->skip_end = e->skip_until;
+            mrc_qp_timer_arm(qp, e->skip_until);
+        }
         break;
     case MRC_EV_ASSUMED_BAD:
         e->probe_ivl = qp->ctx->set.probe_interval_ns;
@@ -254,9 +261,13 @@ void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, ui
         }
         break;
     case MRC_EV_GOOD:
+        if (from != MRC_EV_SKIP) {
+            e->loss = 0; /* probes or the controller vouched for the path */
+        }
         if (!e->active && port_active(qp, e->port) < qp->quota[e->port]) {
             activate(qp, evi);
         }
+        mrc_qp_ready(qp); /* a retransmission may have waited for an EV */
         break;
     default:
         break;
@@ -274,7 +285,26 @@ void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, ui
                            .reason = (uint8_t)why};
         mrc_ev_event_push(qp->ctx, &ev);
     }
-    mrc_qp_timer_update(qp);
+    if (to == MRC_EV_ASSUMED_BAD) {
+        mrc_qp_timer_arm(qp, e->next_probe);
+    }
+}
+
+void mrc_ev_skip_expire(mrc_qp *qp, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i = 0; i < qp->nevs; i++) {
+        mrc_qev *e = &qp->evs[i];
+        if (e->state != MRC_EV_SKIP) {
+            continue;
+        }
+        if (e->skip_until <= now) {
+            mrc_ev_set(qp, i, MRC_EV_GOOD, MRC_EVR_ROTATION, now);
+        } else if (e->skip_until < next) {
+            next = e->skip_until;
+        }
+    }
+    qp->skip_end = next;
 }
 
 void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now)
@@ -290,6 +320,20 @@ void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now)
         return;
     }
     mrc_ev_set(qp, evi, MRC_EV_ASSUMED_BAD, why, now);
+}
+
+/* Untrimmed loss is path evidence (trimming turns congestion into NACKs), but a single loss
+ * on a lossy link is no verdict: an EV goes ASSUMED_BAD when a moving share over about its
+ * last 32 packets (mrc_ev_delivered decays it) passes ev_loss_pct; a low setting makes one
+ * loss enough, as [P1] does. */
+void mrc_ev_lost(mrc_qp *qp, uint32_t evi, uint64_t now)
+{
+    mrc_qev *e = &qp->evs[evi];
+    e->loss = (uint16_t)(e->loss + ((65535u - e->loss) >> 5));
+    unsigned pct = qp->ctx->set.ev_loss_pct;
+    if (pct && e->loss * 100u >= pct * 65535u) {
+        mrc_ev_bad(qp, evi, MRC_EVR_LOSS, now);
+    }
 }
 
 void mrc_ev_probe_result(mrc_qp *qp, uint32_t evi, bool ok, uint8_t m, uint64_t now)
@@ -317,7 +361,7 @@ void mrc_ev_probe_result(mrc_qp *qp, uint32_t evi, bool ok, uint8_t m, uint64_t 
     if (e->next_probe < qp->next_ev_probe) {
         qp->next_ev_probe = e->next_probe;
     }
-    mrc_qp_timer_update(qp);
+    mrc_qp_timer_arm(qp, e->next_probe);
 }
 
 uint32_t mrc_ev_reverse(mrc_qp *qp, unsigned port)

@@ -35,6 +35,11 @@ static inline uint32_t mrc_rng_below(mrc_rng *r, uint32_t n)
     return (uint32_t)(((mrc_rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
+/* A memory key: the generation above the slot number (1-based, so no key is 0). */
+#define MR_SLOT_BITS 20
+#define MR_SLOT_MASK ((1u << MR_SLOT_BITS) - 1)
+#define MR_GEN_MASK 0xfffu
+
 struct mrc_mr {
     mrc_context *ctx;
     uint8_t *addr;
@@ -59,6 +64,7 @@ typedef struct mrc_cc_profile {
 
 struct mrc_cq {
     mrc_context *ctx;
+    mrc_cq *prev, *next; /* the context's CQs, for mrc_context_free */
     mrc_wc *ring;
     unsigned cap, head, count;
     uint64_t overflows;
@@ -72,6 +78,7 @@ typedef struct mrc_qev {
     uint8_t active;  /* in the active set */
     uint8_t probing; /* a recovery probe is out */
     uint8_t probe_ok;
+    uint16_t loss;       /* moving share of its packets lost untrimmed, in 1/65536 */
     uint32_t skip_rot;   /* rotation in which SKIP began */
     uint64_t skip_until; /* SKIP also ends at this time */
     uint64_t next_probe;
@@ -92,6 +99,7 @@ typedef struct mrc_txp {
     uint16_t evi;
     uint8_t flags;
     uint8_t attempts; /* retransmissions so far */
+    uint32_t age;     /* how long the previous copy had been out when this one was sent (ns) */
     uint64_t sent;
 } mrc_txp;
 
@@ -133,8 +141,9 @@ typedef struct mrc_ctrl {
     uint16_t probe_id;
     uint16_t ts; /* reflected timestamp */
     bool has_ts;
-    uint32_t psn; /* trigger or NACKed PSN */
-    uint32_t ev;  /* trigger's EV */
+    uint32_t psn;    /* trigger or NACKed PSN */
+    uint32_t lo, hi; /* SACK: the lowest and highest PSN its bitmap should show */
+    uint32_t ev;     /* trigger's EV */
 } mrc_ctrl;
 
 typedef struct mrc_rmsg {
@@ -179,6 +188,7 @@ struct mrc_qp {
     uint32_t remote_ports;       /* peer's ports up, from its Port Status Updates */
     uint16_t rev[MRC_MAX_PORTS]; /* reverse EV per port for control packets */
     uint64_t next_ev_probe;      /* earliest recovery probe due */
+    uint64_t skip_end;           /* no SKIP outlasts this (UINT64_MAX: none) */
     uint64_t last_sent_data, last_rev_refresh;
 
     /* requester */
@@ -193,6 +203,8 @@ struct mrc_qp {
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
     uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;
+    uint64_t reo_widened;   /* when the reordering window last grew */
+    uint64_t stalled_since; /* a retransmission has waited for an EV since (0: none) */
     uint64_t min_rtt, srtt;
     uint32_t *retx;
     uint32_t retx_head, retx_count;
@@ -204,6 +216,7 @@ struct mrc_qp {
     uint16_t rqmsn_next;
     uint32_t ack_msn;
     uint32_t backoff;
+    uint64_t backoff_hold; /* timeouts before this belong to the last back-off step */
     uint64_t rto_base, last_progress;
     mrc_probe probes[MRC_MAX_PROBES];
     uint16_t probe_seq;
@@ -216,6 +229,7 @@ struct mrc_qp {
     uint32_t rwin; /* MPR_dest window in PSNs */
     uint32_t rcap_mask;
     uint32_t cack, rhead;
+    uint32_t rmax; /* highest PSN received */
     uint64_t *bitmap;
     uint32_t ooo;
     mrc_rmsg *rmsg;
@@ -257,8 +271,10 @@ struct mrc_context {
     mrc_rng rng;
     mrc_qp **qps; /* by qpn - MRC_MIN_QPN */
     uint32_t nqps;
-    mrc_mr **mrs; /* by key >> 8 */
-    uint32_t mr_gen;
+    mrc_mr **mrs;      /* by key & MR_SLOT_MASK, less one */
+    uint16_t *mr_gens; /* per slot: registrations it has held */
+    uint32_t mr_next;  /* where the search for a free slot starts */
+    mrc_cq *cqs;
     mrc_ev_profile *evp;
     mrc_cc_profile ccp[8];
     mrc_qp **heap;
@@ -296,7 +312,10 @@ void mrc_log(mrc_context *ctx, uint64_t now, const char *fmt, ...)
 /* mrc_ctx.c: scheduling and timers shared by the QP code */
 void mrc_qp_ready(mrc_qp *qp);
 void mrc_qp_unlink(mrc_qp *qp);
+/* Recomputes the QP's next deadline from scratch. */
 void mrc_qp_timer_update(mrc_qp *qp);
+/* Makes sure the QP wakes no later than |deadline| (cheap when it already does). */
+void mrc_qp_timer_arm(mrc_qp *qp, uint64_t deadline);
 mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key);
 mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id);
 void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e);
@@ -314,6 +333,16 @@ bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_mask);
 void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, uint64_t now);
 /* Automatic ASSUMED_BAD, refused below the min-active floor. */
 void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now);
+/* Ends the SKIPs whose time is up (the rotation ends the others). */
+void mrc_ev_skip_expire(mrc_qp *qp, uint64_t now);
+/* A packet sent on the EV was found lost without a trim. */
+void mrc_ev_lost(mrc_qp *qp, uint32_t evi, uint64_t now);
+/* ... or was acknowledged: once per packet, so inline. */
+static inline void mrc_ev_delivered(mrc_qev *e)
+{
+    e->acked++;
+    e->loss = (uint16_t)(e->loss - (e->loss >> 5));
+}
 void mrc_ev_probe_result(mrc_qp *qp, uint32_t evi, bool ok, uint8_t m, uint64_t now);
 /* The EV for a control packet towards the peer, leaving from |port| if it can. */
 uint32_t mrc_ev_reverse(mrc_qp *qp, unsigned port);
@@ -325,7 +354,7 @@ int mrc_req_setup(mrc_qp *qp);
 void mrc_req_teardown(mrc_qp *qp);
 int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
                   uint64_t now);
-void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now);
 void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
 void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
 void mrc_req_on_timer(mrc_qp *qp, uint64_t now);
@@ -336,7 +365,7 @@ void mrc_qp_fail(mrc_qp *qp, int err, uint64_t now);
 /* mrc_rsp.c: the responder half */
 int mrc_rsp_setup(mrc_qp *qp);
 void mrc_rsp_teardown(mrc_qp *qp);
-void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bool trimmed,
+void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *d, const mrc_rx_info *info, bool trimmed,
                      uint64_t now);
 void mrc_rsp_on_probe(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, uint64_t now);
 int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,

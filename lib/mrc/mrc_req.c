@@ -42,12 +42,15 @@ int mrc_req_setup(mrc_qp *qp)
     qp->reo_wnd = qp->ctx->set.reorder_ns;
     qp->acks_since_spurious = 0;
     qp->min_rtt = qp->srtt = 0;
+    qp->reo_widened = 0;
+    qp->stalled_since = 0;
     qp->retx_head = qp->retx_count = qp->held_head = qp->held_count = 0;
     qp->msn_next = 1;
     qp->rqmsn_next = 1;
     qp->ack_msn = 0;
     qp->wimm_out = 0;
     qp->backoff = 0;
+    qp->backoff_hold = 0;
     qp->rto_base = 1024ull << qp->attr.timeout;
     memset(qp->probes, 0, sizeof(qp->probes));
     qp->probes_queued = qp->probes_out = 0;
@@ -77,6 +80,16 @@ static uint64_t rto_now(const mrc_qp *qp)
     uint32_t exp = qp->backoff - lin;
     uint32_t cap = qp->ctx->set.rto_backoff_max;
     return qp->rto_base << (exp < cap ? exp : cap);
+}
+
+static void arm_awaiting_ack(mrc_qp *qp);
+static void probe_bad_evs(mrc_qp *qp, uint64_t now, bool now_all);
+
+/* A transmission went out: the QP must wake for its tail-loss probe or its timeout. */
+static void arm_sent(mrc_qp *qp, uint64_t now)
+{
+    uint64_t rto = rto_now(qp), tlp = rto * qp->ctx->set.tlp_pct / 100;
+    mrc_qp_timer_arm(qp, now + (tlp && tlp < rto ? tlp : rto));
 }
 
 static bool retries_left(const mrc_qp *qp, const mrc_txp *t)
@@ -142,18 +155,30 @@ static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
     }
     list_unlink(qp, s);
     t->flags |= TXP_ACKED;
-    qp->evs[t->evi].acked++;
+    mrc_ev_delivered(&qp->evs[t->evi]);
     if ((int32_t)(t->tx_seq - qp->max_acked_seq) > 0) {
         qp->max_acked_seq = t->tx_seq;
     }
     if (t->sent > qp->max_acked_sent) {
         qp->max_acked_sent = t->sent;
     }
-    /* an acknowledgement sooner than a round trip after the resend was for the first copy: the
-     * resend was spurious, so reordering is deeper than the window; widen it (RFC 8985) */
-    uint64_t cap = qp->rto_base / 2;
-    if (t->attempts && qp->min_rtt && now - t->sent < qp->min_rtt / 2) {
-        qp->reo_wnd = qp->reo_wnd * 2 < cap ? qp->reo_wnd * 2 : cap;
+    /* an acknowledgement sooner than a round trip after the resend was for the previous copy:
+     * the resend was spurious and that copy was late by its age beyond a round trip, so the
+     * reordering window widens toward that with a quarter to spare (RFC 8985 widens by
+     * guesses; the late copy measures it). A lost SACK looks the same, the copy's arrival
+     * reported only when the cumulative PSN passes it, so the window grows by at most a
+     * round trip per round trip, and to at most half the base timeout: a wider window would
+     * outlast the MPR window and leave every loss to the tail-loss probe. */
+    uint64_t since = now - t->sent;
+    if (t->attempts && qp->min_rtt && since < qp->min_rtt / 2) {
+        uint64_t late = t->age + since > qp->min_rtt ? t->age + since - qp->min_rtt : 0;
+        uint64_t want = late + late / 4, step = qp->reo_wnd + qp->srtt, cap = qp->rto_base / 2;
+        want = want < step ? want : step;
+        want = want < cap ? want : cap;
+        if (want > qp->reo_wnd && now - qp->reo_widened >= qp->srtt) {
+            qp->reo_wnd = want;
+            qp->reo_widened = now;
+        }
         qp->acks_since_spurious = 0;
     } else if (++qp->acks_since_spurious >= 8192) {
         uint64_t base = qp->ctx->set.reorder_ns;
@@ -177,7 +202,40 @@ static void advance_una(mrc_qp *qp, uint32_t psn, uint64_t now)
     qp->snd_una = psn;
     qp->una_slot = (qp->una_slot + (uint32_t)d) & qp->txp_mask;
     qp->backoff = 0;
+    qp->backoff_hold = 0;
     qp->last_progress = now;
+}
+
+/* When the oldest unacknowledged transmission counts as lost by time if no acknowledgement
+ * decides sooner; UINT64_MAX while too few later transmissions were acknowledged. */
+static uint64_t rack_due(const mrc_qp *qp)
+{
+    if (qp->list_head == MRC_NONE) {
+        return UINT64_MAX;
+    }
+    const mrc_txp *t = &qp->txp[qp->list_head];
+    if ((int32_t)(qp->max_acked_seq - t->tx_seq) < (int32_t)qp->ctx->set.reorder_pkts) {
+        return UINT64_MAX;
+    }
+    return t->sent + qp->reo_wnd + qp->srtt;
+}
+
+/* RACK (RFC 8985): a transmission is lost once a few later ones were acknowledged and either
+ * one sent a reordering window after it was, or a round trip and a reordering window passed
+ * since it went out; the second rule, on the timer, finds a loss while the MPR window is
+ * full and no acknowledgement comes to reveal it. */
+static void rack_detect(mrc_qp *qp, uint64_t now)
+{
+    uint64_t due;
+    while ((due = rack_due(qp)) != UINT64_MAX) {
+        const mrc_txp *t = &qp->txp[qp->list_head];
+        if (qp->max_acked_sent <= t->sent + qp->reo_wnd && now < due) {
+            mrc_qp_timer_arm(qp, due);
+            break;
+        }
+        mrc_ev_lost(qp, t->evi, now);
+        mark_lost(qp, qp->list_head, MRC_RETX_INFERRED);
+    }
 }
 
 static void gather(const mrc_swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
@@ -220,33 +278,23 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
     mrc_qev *e = &qp->evs[evi];
     bool trim = set->trimmable && !(qp->attr.cap & MRC_QP_CAP_TRIM_NACK_DEST_UNSUPPORTED);
     uint8_t dscp = !trim ? set->dscp_no_trim : rtx ? set->dscp_retx : set->dscp_data;
-    mrc_pkt pkt;
-    uint8_t op = data_opcode(qp, w, t->off, t->len);
-    mrc_pkt_base(&pkt, op, e->val, dscp, MRC_ECN_ECT0);
-    pkt.bth.rtx = rtx;
-    pkt.bth.ts = set->tseth;
-    pkt.bth.ackreq = t->off + t->len >= w->length;
-    pkt.bth.psn = psn_of(qp, s);
-    pkt.has = MRC_HAS_METH | MRC_HAS_RETH;
-    pkt.meth.msn = (uint16_t)w->msn;
-    pkt.meth.rqmsn = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM ? w->rqmsn : 0;
-    if (set->tseth) {
-        pkt.has |= MRC_HAS_TSETH;
-        pkt.tseth.ts = mrc_ts_now(now);
-        pkt.tseth.tsr = 0;
-        pkt.tseth.fmt = MRC_TS_FORMAT;
-    }
-    pkt.reth.va = w->remote_addr + t->off;
-    pkt.reth.rkey = w->rkey;
-    pkt.reth.dmalen = w->length;
-    if (op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM) {
-        pkt.has |= MRC_HAS_IMM;
-        pkt.imm = w->imm;
-    }
-    size_t h = mrc_wire_encode_tmpl(dest, destlen, qp->tmpl[e->port], &pkt, t->len);
-    if (h == 0 || h + t->len + 3 + MRC_ICRC_LEN > destlen) {
+    if ((size_t)MRC_BASE_LEN + 40 + t->len + 3 + MRC_ICRC_LEN > destlen) {
         return MRC_ERR_NOBUF;
     }
+    mrc_data_hdr hd = {
+        .tc = (uint8_t)(dscp << 2 | MRC_ECN_ECT0),
+        .opcode = data_opcode(qp, w, t->off, t->len),
+        .flags = (uint8_t)((t->off + t->len >= w->length) << 7 | rtx << 5 | set->tseth << 4),
+        .ev = e->val,
+        .psn = psn_of(qp, s),
+        .rqmsn = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM ? w->rqmsn : 0,
+        .msn = (uint16_t)w->msn,
+        .ts = mrc_ts_now(now),
+        .va = w->remote_addr + t->off,
+        .rkey = w->rkey,
+        .dmalen = w->length,
+        .imm = w->imm};
+    size_t h = mrc_wire_encode_data(dest, qp->tmpl[e->port], &hd, t->len);
     gather(w, t->off, dest + h, t->len);
     size_t n = mrc_finish(ctx, dest, destlen, h + t->len);
     info->ev = e->val;
@@ -258,6 +306,10 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
     memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
     /* bookkeeping: the transmission joins the tail of the send-order list */
     t->evi = (uint16_t)evi;
+    if (rtx) {
+        uint64_t age = now - t->sent;
+        t->age = age < UINT32_MAX ? (uint32_t)age : UINT32_MAX;
+    }
     t->sent = now;
     t->tx_seq = ++qp->tx_seq;
     list_append(qp, s);
@@ -334,7 +386,9 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
     if (qp->state != MRC_QPS_RTS) {
         return 0;
     }
-    /* retransmissions first, oldest loss first, each on a fresh EV */
+    /* retransmissions first, oldest loss first, each on a fresh EV; with no EV to send on,
+     * the probes that may bring one back still go */
+    int blocked = 0;
     while (qp->retx_count) {
         uint32_t psn = qp->retx[qp->retx_head];
         uint32_t s = slot_of(qp, psn);
@@ -356,14 +410,23 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         }
         uint32_t evi = mrc_ev_pick(qp, port_mask, t->evi, now);
         if (evi == MRC_NONE) {
-            return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+            blocked = mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+            if (!qp->stalled_since) {
+                /* waiting for an EV counts against the retries as a timeout would, and with
+                 * no EV left the bad ones are probed now rather than at their next turn */
+                qp->stalled_since = now ? now : 1;
+                mrc_qp_timer_arm(qp, qp->stalled_since + rto_now(qp));
+                probe_bad_evs(qp, now, true);
+            }
+            break;
         }
         int n = send_data(qp, s, evi, true, dest, destlen, info, now);
         if (n > 0) {
+            qp->stalled_since = 0;
             t->flags &= (uint8_t)~TXP_QUEUED;
             qp->retx_head = (qp->retx_head + 1) & qp->txp_mask;
             qp->retx_count--;
-            mrc_qp_timer_update(qp);
+            arm_sent(qp, now);
         }
         return n;
     }
@@ -371,16 +434,21 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         mrc_probe *p = &qp->probes[i];
         if (p->kind && p->sent == 0) {
             int n = send_probe(qp, p, port_mask, dest, destlen, info, now);
+            if (n == MRC_BLOCKED) {
+                blocked = n;
+                continue;
+            }
             if (n > 0) {
                 qp->probes_queued--;
                 qp->probes_out++;
-                mrc_qp_timer_update(qp);
+                mrc_qp_timer_arm(qp, now + rto_now(qp));
             }
             return n;
         }
     }
-    if (qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win) {
-        return 0;
+    if (qp->retx_count || qp->sq_send == qp->sq_count ||
+        mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win) {
+        return blocked;
     }
     uint32_t wi = (qp->sq_head + qp->sq_send) % qp->init.max_send_wr;
     mrc_swqe *w = &qp->sq[wi];
@@ -414,9 +482,7 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
     if (++w->nsent == w->npkts) {
         qp->sq_send++;
     }
-    if (qp->list_head == s) {
-        mrc_qp_timer_update(qp);
-    }
+    arm_sent(qp, now);
     return n;
 }
 
@@ -464,11 +530,17 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
         qp->st.probes_answered++;
         qp->probes_out--;
         if (p->kind == PROBE_TAIL) {
-            /* the answer is the responder's whole state: anything sent before the probe and
-             * still missing from it is lost */
+            /* the answer is the responder's whole state, and as good as an acknowledgement of
+             * a transmission sent when the probe was (RACK-TLP): what was sent more than the
+             * reordering window before the probe and is still missing is lost */
             while (qp->list_head != MRC_NONE &&
-                   (int32_t)(qp->txp[qp->list_head].tx_seq - p->tx_seq) <= 0) {
+                   (int32_t)(qp->txp[qp->list_head].tx_seq - p->tx_seq) <= 0 &&
+                   qp->txp[qp->list_head].sent + qp->reo_wnd < p->sent) {
+                mrc_ev_lost(qp, qp->txp[qp->list_head].evi, now);
                 mark_lost(qp, qp->list_head, MRC_RETX_PROBE);
+            }
+            if (p->sent > qp->max_acked_sent) {
+                qp->max_acked_sent = p->sent;
             }
             qp->tlp_out = false;
         } else {
@@ -480,11 +552,10 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
     }
 }
 
-void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
 {
-    const mrc_seth *s = &pkt->seth;
     int32_t out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
-    int32_t d = mrc_psn_diff(s->cack_psn, mrc_psn_add(qp->snd_una, -1));
+    int32_t d = mrc_psn_diff(s->cack, mrc_psn_add(qp->snd_una, -1));
     if (d > out) {
         qp->ctx->st.bad_state++; /* acknowledges what was never sent */
         return;
@@ -495,17 +566,17 @@ void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         qp->win = w < cap ? w : cap;
     }
     /* an RTT sample from the trigger, if it went out once (before its slot may be freed) */
-    uint32_t trig = mrc_psn_add(s->cack_psn, s->ack_psn_offset);
+    uint32_t trig = mrc_psn_add(s->cack, s->ack_psn_offset);
     if (!s->pr && outstanding(qp, trig)) {
         const mrc_txp *t = &qp->txp[slot_of(qp, trig)];
         if (t->attempts == 0 && !(t->flags & TXP_ACKED) && t->sent <= now) {
             rtt_sample(qp, now - t->sent);
         }
     }
-    advance_una(qp, mrc_psn_add(s->cack_psn, 1), now);
+    advance_una(qp, mrc_psn_add(s->cack, 1), now);
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
     uint64_t bits = s->bitmap;
-    uint32_t base = mrc_psn_add(s->cack_psn, s->sack_offset);
+    uint32_t base = mrc_psn_add(s->cack, s->sack_offset);
     while (bits) {
         unsigned i = (unsigned)__builtin_ctzll(bits);
         bits &= bits - 1;
@@ -517,38 +588,30 @@ void mrc_req_on_sack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     if (s->pr) {
         on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);
     } else {
-        ev_feedback(qp, s->entropy, s->m, true, pkt->cc.ts, now);
+        ev_feedback(qp, s->entropy, s->m, true, s->ts, now);
     }
-    /* a packet is lost once a packet sent a reordering window after it was acknowledged, and
-     * a few later transmissions were (RACK, RFC 8985, in time and in count) */
-    uint32_t reorder = qp->ctx->set.reorder_pkts;
-    while (qp->list_head != MRC_NONE) {
-        const mrc_txp *t = &qp->txp[qp->list_head];
-        if ((int32_t)(qp->max_acked_seq - t->tx_seq) < (int32_t)reorder ||
-            qp->max_acked_sent <= t->sent + qp->reo_wnd) {
-            break;
-        }
-        mark_lost(qp, qp->list_head, MRC_RETX_INFERRED);
-    }
+    rack_detect(qp, now);
     mrc_qp_ready(qp);
-    mrc_qp_timer_update(qp);
+    arm_awaiting_ack(qp);
 }
 
 void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
     const mrc_neth *n = &pkt->neth;
     int idx = mrc_nack_index(n->reason);
-    if (idx < 0) {
+    /* a NACK for a PSN never sent answers nothing of ours */
+    if (idx < 0 || mrc_psn_diff(n->nack_psn, qp->snd_nxt) >= 0 ||
+        mrc_psn_diff(n->nack_psn, qp->snd_una) < -(int32_t)qp->win) {
         qp->ctx->st.bad_state++;
         return;
     }
     qp->st.nacks_rcvd[idx]++;
+    if (!outstanding(qp, n->nack_psn)) {
+        return; /* already acknowledged: a late NACK */
+    }
     if (n->reason == MRC_NACK_UNEXP_EVENT) {
         mrc_qp_fail(qp, MRC_ERR_REM_OP, now);
         return;
-    }
-    if (!outstanding(qp, n->nack_psn)) {
-        return; /* already acknowledged: a late NACK */
     }
     uint32_t s = slot_of(qp, n->nack_psn);
     mrc_txp *t = &qp->txp[s];
@@ -579,14 +642,21 @@ void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
             now + qp->ctx->set.nack_retry_ns;
         qp->held_count++;
         qp->st.retx_by_cause[MRC_RETX_NACK]++;
+        mrc_qp_timer_arm(qp, now + qp->ctx->set.nack_retry_ns);
         break;
     }
-    mrc_qp_timer_update(qp);
 }
 
 void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
     const mrc_aeth *a = &pkt->aeth;
+    /* an ACK can cover at most the last message whose every packet went out */
+    uint32_t top = qp->sq_send ? qp->sq[(qp->sq_head + qp->sq_send - 1) % qp->init.max_send_wr].msn
+                               : qp->ack_msn;
+    if ((a->syndrome & 0xe0) == 0 && mrc_psn_diff(a->msn, top) > 0) {
+        qp->ctx->st.bad_state++;
+        return;
+    }
     qp->st.acks_rcvd++;
     if ((a->syndrome & 0xe0) == 0x60) {
         int err = a->syndrome == MRC_AETH_NAK_INV_REQ      ? MRC_ERR_REM_INV_REQ
@@ -631,7 +701,7 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         qp->ack_msn = a->msn;
     }
     mrc_qp_ready(qp);
-    mrc_qp_timer_update(qp);
+    arm_awaiting_ack(qp);
 }
 
 /* All sent and acknowledged, but the Transport ACK of the last messages has not come. */
@@ -647,10 +717,21 @@ static uint64_t tlp_due(const mrc_qp *qp, uint64_t rto)
         return UINT64_MAX;
     }
     uint64_t delay = rto * qp->ctx->set.tlp_pct / 100;
-    if (qp->list_tail != MRC_NONE && qp->sq_send == qp->sq_count) {
+    /* a tail: nothing new can go out, because there is none or the MPR window is full */
+    bool stalled =
+        qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win;
+    if (qp->list_tail != MRC_NONE && stalled) {
         return qp->txp[qp->list_tail].sent + delay;
     }
     return awaiting_ack(qp) ? qp->last_progress + delay : UINT64_MAX;
+}
+
+/* Everything is acknowledged but the last Transport ACK: wake for the tail-loss probe. */
+static void arm_awaiting_ack(mrc_qp *qp)
+{
+    if (awaiting_ack(qp)) {
+        mrc_qp_timer_arm(qp, tlp_due(qp, rto_now(qp)));
+    }
 }
 
 uint64_t mrc_req_expiry(const mrc_qp *qp)
@@ -675,11 +756,19 @@ uint64_t mrc_req_expiry(const mrc_qp *qp)
     if (qp->next_ev_probe < e) {
         e = qp->next_ev_probe;
     }
-    uint64_t tlp = tlp_due(qp, rto);
+    if (qp->stalled_since && qp->stalled_since + rto < e) {
+        e = qp->stalled_since + rto;
+    }
+    if (qp->skip_end < e) {
+        e = qp->skip_end;
+    }
+    uint64_t rack = rack_due(qp), tlp = tlp_due(qp, rto);
+    e = rack < e ? rack : e;
     return tlp < e ? tlp : e;
 }
 
-static void probe_bad_evs(mrc_qp *qp, uint64_t now)
+/* Recovery probes for the ASSUMED_BAD EVs whose turn has come, or for all of them (|now_all|). */
+static void probe_bad_evs(mrc_qp *qp, uint64_t now, bool now_all)
 {
     uint64_t next = UINT64_MAX;
     uint32_t up = mrc_ev_port_mask(qp);
@@ -688,7 +777,8 @@ static void probe_bad_evs(mrc_qp *qp, uint64_t now)
         if (e->state != MRC_EV_ASSUMED_BAD || e->probing) {
             continue;
         }
-        if (e->next_probe <= now && (up & (1u << e->port)) && probe_alloc(qp, PROBE_EV, i)) {
+        if ((e->next_probe <= now || now_all) && (up & (1u << e->port)) &&
+            probe_alloc(qp, PROBE_EV, i)) {
             e->probing = 1;
             mrc_qp_ready(qp);
             continue;
@@ -718,9 +808,28 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
         mark_lost(qp, s, MRC_RETX_TIMEOUT);
         fired = true;
     }
-    if (fired && qp->backoff < 64) {
-        qp->backoff++;
+    if (qp->stalled_since && qp->stalled_since + rto <= now && qp->retx_count) {
+        /* a retransmission that found no EV for a whole timeout */
+        mrc_txp *t = &qp->txp[slot_of(qp, qp->retx[qp->retx_head])];
+        t->attempts++;
+        qp->st.timeouts++;
+        qp->stalled_since = now;
+        fired = true;
+        if (!retries_left(qp, t)) {
+            mrc_qp_fail(qp, MRC_ERR_RETRY_EXC, now);
+            return;
+        }
     }
+    /* one back-off step per timeout episode: the packets that time out together, within one
+     * timeout of the first, are one failure of the path, not one each */
+    if (fired && qp->backoff < 64 && now >= qp->backoff_hold) {
+        qp->backoff++;
+        qp->backoff_hold = now + rto_now(qp);
+    }
+    if (qp->skip_end <= now) {
+        mrc_ev_skip_expire(qp, now);
+    }
+    rack_detect(qp, now);
     while (qp->held_count && qp->held_until[qp->held_head] <= now) {
         uint32_t psn = qp->held[qp->held_head];
         qp->held_head = (qp->held_head + 1) & qp->txp_mask;
@@ -747,7 +856,7 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
         }
     }
     if (qp->next_ev_probe <= now) {
-        probe_bad_evs(qp, now);
+        probe_bad_evs(qp, now, false);
     }
     if (tlp_due(qp, rto_now(qp)) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
         qp->tlp_out = true;
@@ -771,5 +880,4 @@ void mrc_req_port_lost(mrc_qp *qp, uint32_t usable, uint64_t now)
         }
         s = next;
     }
-    mrc_qp_timer_update(qp);
 }

@@ -17,6 +17,7 @@ int mrc_rsp_setup(mrc_qp *qp)
         return MRC_ERR_NOMEM;
     }
     qp->cack = mrc_psn_add(qp->attr.rq_psn, -1);
+    qp->rmax = qp->cack;
     qp->rhead = 0;
     qp->ooo = 0;
     qp->rmsg_head = 0;
@@ -53,20 +54,32 @@ static inline void bit_set(mrc_qp *qp, uint32_t i)
 }
 
 /* A slot for a control packet of |op|, filled in place by the caller (a struct built on the
- * stack and copied in stalls on store forwarding, per packet). A plain SACK replaces a plain
- * SACK still waiting, since the newer one carries all the older one would: the bitmap is read
- * when it is sent. NULL when the queue is full: the requester recovers by its timer. */
-static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr)
+ * stack and copied in stalls on store forwarding, per packet). A plain SACK still waiting
+ * absorbs a new plain SACK when one bitmap still shows every arrival either must report
+ * (|lo| to |psn|): the newer one carries all the older one would, since the bitmap is read
+ * when the SACK is sent; with the queue full it absorbs it anyway, the cumulative PSN being
+ * what matters most. NULL when the queue is full otherwise: the requester recovers by its
+ * timer. */
+static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr, uint32_t lo, uint32_t psn)
 {
+    bool full = qp->ctrl_count == MRC_CTRL_QUEUE;
     if (qp->ctrl_count) {
         mrc_ctrl *last = &qp->ctrl[(qp->ctrl_head + qp->ctrl_count - 1) % MRC_CTRL_QUEUE];
-        if (op == last->op &&
-            ((op == MRC_OP_SACK && !pr && !last->pr && m == MRC_M_NONE && last->m == MRC_M_NONE) ||
-             (op == MRC_OP_ACK && m == last->m))) {
+        bool plain = op == MRC_OP_SACK && last->op == MRC_OP_SACK && !pr && !last->pr &&
+                     m == MRC_M_NONE && last->m == MRC_M_NONE;
+        if (plain) {
+            uint32_t l = mrc_psn_diff(last->lo, lo) < 0 ? last->lo : lo;
+            uint32_t h = mrc_psn_diff(last->hi, psn) > 0 ? last->hi : psn;
+            if (full || mrc_psn_diff(h, l) < 64) {
+                last->lo = l;
+                last->hi = h;
+                return last;
+            }
+        } else if (op == MRC_OP_ACK && last->op == MRC_OP_ACK && m == last->m) {
             return last;
         }
     }
-    if (qp->ctrl_count == MRC_CTRL_QUEUE) {
+    if (full) {
         return NULL;
     }
     mrc_ctrl *c = &qp->ctrl[(qp->ctrl_head + qp->ctrl_count) % MRC_CTRL_QUEUE];
@@ -75,27 +88,29 @@ static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr)
     c->m = m;
     c->pr = pr;
     c->has_ts = false;
+    c->lo = lo;
+    c->hi = psn;
     mrc_qp_ready(qp);
     return c;
 }
 
-static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev, const mrc_pkt *pkt,
-                       unsigned port)
+static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev,
+                       const mrc_data_rx *pkt, unsigned port)
 {
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_NACK, reason, 0);
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_NACK, reason, 0, psn, psn);
     if (!c) {
         return;
     }
     c->port = (uint8_t)port;
     c->psn = psn;
     c->ev = ev;
-    c->has_ts = (pkt->has & MRC_HAS_TSETH) != 0;
-    c->ts = pkt->tseth.ts;
+    c->has_ts = (pkt->h.flags & 0x10) != 0;
+    c->ts = pkt->h.ts;
 }
 
 static void queue_ack(mrc_qp *qp, uint8_t syndrome, unsigned port)
 {
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_ACK, syndrome, 0);
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_ACK, syndrome, 0, 0, 0);
     if (c) {
         c->port = (uint8_t)port;
         c->psn = qp->msn_done;
@@ -164,27 +179,27 @@ static void advance_cack(mrc_qp *qp)
     }
 }
 
-static void queue_sack(mrc_qp *qp, uint32_t psn, uint32_t ev, uint8_t m, const mrc_pkt *pkt,
-                       unsigned port)
+/* Queues a SACK triggered by |psn| that must also show the arrivals from |lo| on. */
+static void queue_sack(mrc_qp *qp, uint32_t lo, uint32_t psn, uint32_t ev, uint8_t m,
+                       const mrc_data_rx *pkt, unsigned port)
 {
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, m, 0);
-    qp->since_sack = 0;
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, m, 0, lo, psn);
     if (!c) {
         return;
     }
     c->port = (uint8_t)port;
     c->psn = psn;
     c->ev = ev;
-    c->has_ts = (pkt->has & MRC_HAS_TSETH) != 0;
-    c->ts = pkt->tseth.ts;
+    c->has_ts = (pkt->h.flags & 0x10) != 0;
+    c->ts = pkt->h.ts;
 }
 
-void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bool trimmed,
+void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info, bool trimmed,
                      uint64_t now)
 {
     const mrc_settings *s = &qp->ctx->set;
-    uint32_t psn = pkt->bth.psn;
-    uint32_t ev = (pkt->ip.flowlabel & 0xffffu) << 16 | pkt->udp.sport;
+    uint32_t psn = pkt->h.psn;
+    uint32_t ev = pkt->h.ev;
     unsigned port = info->port < MRC_MAX_PORTS ? info->port : 0;
     int32_t d = mrc_psn_diff(psn, mrc_psn_add(qp->cack, 1));
     bool dup = d < 0 || (d < (int32_t)qp->rwin && bit_test(qp, qp->rhead + (uint32_t)d));
@@ -194,7 +209,7 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bo
          * so the next one goes by another reverse EV */
         qp->st.dup_pkts_rcvd++;
         mrc_ev_reverse_suspect(qp, port);
-        queue_sack(qp, psn, ev, MRC_M_NONE, pkt, port);
+        queue_sack(qp, psn, psn, ev, MRC_M_NONE, pkt, port);
         if (qp->msn_done) {
             queue_ack(qp, MRC_AETH_ACK, port);
         }
@@ -223,18 +238,19 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bo
         return;
     }
     /* the message: its 24-bit MSN from the 16 bits in METH, relative to the in-order frontier */
-    uint32_t k = (uint32_t)(pkt->meth.msn - (uint16_t)(qp->msn_done + 1));
+    uint32_t k = (uint32_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1));
     uint32_t mtu = qp->attr.path_mtu;
-    uint32_t npkts = pkt->reth.dmalen ? (pkt->reth.dmalen + mtu - 1) / mtu : 1;
-    uint8_t op = pkt->bth.opcode;
+    unsigned shift = (unsigned)__builtin_ctz(mtu); /* a power of two */
+    uint32_t npkts = pkt->h.dmalen ? (uint32_t)(((uint64_t)pkt->h.dmalen + mtu - 1) >> shift) : 1;
+    uint8_t op = pkt->h.opcode;
     bool imm = op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM;
     bool last = imm || op == MRC_OP_WRITE_LAST || op == MRC_OP_WRITE_ONLY;
-    mrc_mr *mr = mrc_mr_find(qp->ctx, pkt->reth.rkey);
+    mrc_mr *mr = mrc_mr_find(qp->ctx, pkt->h.rkey);
     uint64_t base = mr ? (uint64_t)(uintptr_t)mr->addr : 0;
-    uint64_t va = pkt->reth.va, len = pkt->payload_len;
+    uint64_t va = pkt->h.va, len = pkt->payload_len;
     mrc_rmsg *m = &qp->rmsg[(qp->rmsg_head + k) & qp->rmsg_mask];
     bool bad = k > qp->rmsg_mask || len > mtu || (!last && len != mtu) ||
-               ((m->flags & RMSG_SEEN) && m->len != pkt->reth.dmalen) || !mr ||
+               ((m->flags & RMSG_SEEN) && m->len != pkt->h.dmalen) || !mr ||
                !(mr->access & MRC_ACCESS_REMOTE_WRITE) ||
                !(qp->attr.access_flags & MRC_ACCESS_REMOTE_WRITE) || va < base ||
                va - base > mr->len || len > mr->len - (va - base);
@@ -258,7 +274,7 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bo
         qp->rq_reserved++;
         qp->wimm_stash++;
         m->flags |= RMSG_RESERVED | RMSG_IMM;
-        m->imm = pkt->imm;
+        m->imm = pkt->h.imm;
     }
     if (len) {
         memcpy(mr->addr + (va - base), pkt->payload, len);
@@ -266,11 +282,19 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bo
     if (!(m->flags & RMSG_SEEN)) {
         m->flags |= RMSG_SEEN;
         m->npkts = npkts;
-        m->len = pkt->reth.dmalen;
-        m->rqmsn = pkt->meth.rqmsn;
+        m->len = pkt->h.dmalen;
+        m->rqmsn = pkt->h.rqmsn;
     }
     m->nrcvd++;
     bit_set(qp, qp->rhead + (uint32_t)d);
+    /* anything but the next PSN after the highest one (a gap opening, a late packet, a hole
+     * filling) is reported at once, by a SACK whose bitmap ends at it: SACKs are coalesced
+     * over in-order runs only, which one bitmap always shows whole */
+    int32_t ahead = mrc_psn_diff(psn, qp->rmax);
+    bool ooo = ahead != 1;
+    if (ahead > 0) {
+        qp->rmax = psn;
+    }
     qp->ooo++;
     if (d == 0) {
         advance_cack(qp);
@@ -280,9 +304,11 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, bo
     qp->st.data_bytes_rcvd += len;
     bool done = complete_messages(qp);
     uint8_t verdict = path_verdict(qp, ev, info->ecn == MRC_ECN_CE);
-    if (++qp->since_sack >= s->sack_every || verdict != MRC_M_NONE || d != 0 || pkt->bth.ackreq ||
-        done) {
-        queue_sack(qp, psn, ev, verdict, pkt, port);
+    if (++qp->since_sack >= s->sack_every || verdict != MRC_M_NONE || ooo ||
+        (pkt->h.flags & 0x80) || done) {
+        /* the in-order run this SACK ends */
+        queue_sack(qp, mrc_psn_add(psn, 1 - (int32_t)qp->since_sack), psn, ev, verdict, pkt, port);
+        qp->since_sack = 0;
     }
     if (done) {
         queue_ack(qp, MRC_AETH_ACK, port);
@@ -294,7 +320,7 @@ void mrc_rsp_on_probe(mrc_qp *qp, const mrc_pkt *pkt, const mrc_rx_info *info, u
     unsigned port = info->port < MRC_MAX_PORTS ? info->port : 0;
     qp->st.probes_rcvd++;
     qp->last_rcvd = now;
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, MRC_M_NONE, 1);
+    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, MRC_M_NONE, 1, qp->cack, qp->cack);
     if (c) {
         c->port = (uint8_t)port;
         c->probe_id = pkt->peth.probe_id;
@@ -325,6 +351,43 @@ static uint64_t bitmap_window(const mrc_qp *qp, uint32_t off)
     return valid < 64 ? v & ((1ull << valid) - 1) : v;
 }
 
+/* A SACK, the most frequent control packet, by its own encoder. */
+static int write_sack(mrc_qp *qp, const mrc_ctrl *c, const mrc_qev *e, uint8_t *dest,
+                      size_t destlen, mrc_tx_info *info)
+{
+    if (destlen < MRC_SACK_LEN + MRC_ICRC_LEN) {
+        return MRC_ERR_NOBUF;
+    }
+    int32_t dt = mrc_psn_diff(c->psn, qp->cack), dh = mrc_psn_diff(c->hi, qp->cack);
+    /* the bitmap starts just after cack, or late enough to show the highest PSN this SACK
+     * reports: repeating what earlier SACKs showed makes a lost SACK harmless, and coalescing
+     * (ctrl_slot) keeps every arrival it reports within those 64 PSNs */
+    uint32_t off = dh > 64 ? (uint32_t)dh - 63 : 1;
+    uint8_t tc = (uint8_t)(qp->ctx->set.dscp_control << 2 | MRC_ECN_NOT_ECT);
+    mrc_sack_hdr h = {.tc = tc,
+                      .m = c->m,
+                      .pr = c->pr,
+                      .ack_psn_offset = c->pr                         ? (int16_t)c->probe_id
+                                        : dt >= -32768 && dt <= 32767 ? (int16_t)dt
+                                                                      : 0,
+                      .sack_offset = (int16_t)off,
+                      .mpr = (uint8_t)qp->attr.mpr.mpr_dest,
+                      .ev = e->val,
+                      .cack = qp->cack,
+                      .entropy = c->ev,
+                      .bitmap = bitmap_window(qp, off),
+                      .ts = c->ts,
+                      .ooo_count = (uint16_t)(qp->ooo < 0x7fff ? qp->ooo : 0x7fff),
+                      .rcvd_bytes = ((qp->rcvd_bytes + 255u) >> 8) & 0xffffff};
+    size_t n =
+        mrc_finish(qp->ctx, dest, destlen, mrc_wire_encode_sack(dest, qp->tmpl[e->port], &h));
+    qp->st.sacks_sent++;
+    info->dscp = tc >> 2;
+    info->ecn = MRC_ECN_NOT_ECT;
+    memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
+    return (int)n;
+}
+
 int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
                   uint64_t now)
 {
@@ -338,52 +401,34 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
     if (!(port_mask & (1u << e->port))) {
         return MRC_BLOCKED;
     }
-    mrc_pkt pkt;
-    mrc_pkt_base(&pkt, c->op, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
-    /* only the fields the opcode's headers carry are set: the encoder reads no others */
+    int n;
     if (c->op == MRC_OP_SACK) {
-        int32_t dt = mrc_psn_diff(c->psn, qp->cack);
-        /* the bitmap starts just after cack, or late enough to show the trigger itself */
-        uint32_t off = dt > 64 ? (uint32_t)dt - 63 : 1;
-        pkt.has = MRC_HAS_SETH;
-        pkt.bth.psn = qp->cack;
-        pkt.seth.m = c->m;
-        pkt.seth.pr = c->pr;
-        pkt.seth.ack_psn_offset = c->pr                         ? (int16_t)c->probe_id
-                                  : dt >= -32768 && dt <= 32767 ? (int16_t)dt
-                                                                : 0;
-        pkt.seth.entropy = c->ev;
-        pkt.seth.spdcid = pkt.seth.dpdcid = 0;
-        pkt.seth.cack_psn = qp->cack;
-        pkt.seth.cc_type = pkt.seth.cc_flags = 0;
-        pkt.seth.mpr = qp->attr.mpr.mpr_dest;
-        pkt.seth.sack_offset = (int16_t)off;
-        pkt.seth.bitmap = bitmap_window(qp, off);
-        pkt.cc.ts = c->ts;
-        pkt.cc.ooo_count = (uint16_t)(qp->ooo < 0x7fff ? qp->ooo : 0x7fff);
-        pkt.cc.rc = pkt.cc.pen = 0;
-        pkt.cc.rcvd_bytes = ((qp->rcvd_bytes + 255u) >> 8) & 0xffffff;
-        qp->st.sacks_sent++;
-    } else if (c->op == MRC_OP_NACK) {
-        pkt.has = MRC_HAS_NETH;
-        pkt.bth.psn = c->psn;
-        pkt.neth.reason = c->m;
-        pkt.neth.vendor = 0;
-        pkt.neth.spdcid = pkt.neth.dpdcid = 0;
-        pkt.neth.cc_flags = 0;
-        pkt.neth.entropy = c->ev;
-        pkt.neth.nack_psn = c->psn;
-        pkt.neth.cc_type = 2;
-        pkt.neth.ts = c->ts;
+        n = write_sack(qp, c, e, dest, destlen, info);
     } else {
-        pkt.has = MRC_HAS_AETH;
-        pkt.aeth.syndrome = c->m;
-        pkt.aeth.msn = c->psn;
-        qp->st.acks_sent++;
+        mrc_pkt pkt;
+        mrc_pkt_base(&pkt, c->op, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
+        /* only the fields the opcode's headers carry are set: the encoder reads no others */
+        if (c->op == MRC_OP_NACK) {
+            pkt.has = MRC_HAS_NETH;
+            pkt.bth.psn = c->psn;
+            pkt.neth.reason = c->m;
+            pkt.neth.vendor = 0;
+            pkt.neth.spdcid = pkt.neth.dpdcid = 0;
+            pkt.neth.cc_flags = 0;
+            pkt.neth.entropy = c->ev;
+            pkt.neth.nack_psn = c->psn;
+            pkt.neth.cc_type = 2;
+            pkt.neth.ts = c->ts;
+        } else {
+            pkt.has = MRC_HAS_AETH;
+            pkt.aeth.syndrome = c->m;
+            pkt.aeth.msn = c->psn;
+            qp->st.acks_sent++;
+        }
+        n = mrc_pkt_emit(qp->ctx, dest, destlen, qp->tmpl[e->port], &pkt, info);
     }
-    int n = mrc_pkt_emit(qp->ctx, dest, destlen, qp->tmpl[e->port], &pkt, info);
-    if (n < 0) {
-        return n;
+    if (n <= 0) {
+        return n < 0 ? n : MRC_ERR_NOBUF;
     }
     info->ev = e->val;
     info->port = e->port;

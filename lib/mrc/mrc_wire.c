@@ -46,25 +46,44 @@ static const op_info op_table[OP_COUNT] = {
     [MRC_OP_PROBE - OP_BASE] = {MRC_HAS_PETH, MRC_PETH_LEN},
 };
 
-/* Big-endian loads and stores by bytes: alignment-free, and compilers fuse them. */
+/* Big-endian loads and stores, alignment-free. memcpy of a fixed size plus a byte swap is one
+ * load or store and one bswap on little-endian hosts; byte-by-byte shifts, which compilers do
+ * not always fuse, cost several instructions per field on every packet. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BE16(x) __builtin_bswap16(x)
+#define BE32(x) __builtin_bswap32(x)
+#define BE64(x) __builtin_bswap64(x)
+#else
+#define BE16(x) (x)
+#define BE32(x) (x)
+#define BE64(x) (x)
+#endif
+
 static inline uint16_t ld16(const uint8_t *p)
 {
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t ld24(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return BE16(v);
 }
 
 static inline uint32_t ld32(const uint8_t *p)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return BE32(v);
+}
+
+/* A 24-bit field is always preceded by a byte of the same header: load 32 bits ending with it. */
+static inline uint32_t ld24(const uint8_t *p)
+{
+    return ld32(p - 1) & 0xffffff;
 }
 
 static inline uint64_t ld64(const uint8_t *p)
 {
-    return (uint64_t)ld32(p) << 32 | ld32(p + 4);
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return BE64(v);
 }
 
 /* The ICRC is the one little-endian field. */
@@ -75,29 +94,26 @@ static inline uint32_t ld32le(const uint8_t *p)
 
 static inline void st16(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
+    uint16_t x = BE16((uint16_t)v);
+    memcpy(p, &x, 2);
 }
 
 static inline void st24(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 16);
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)v;
+    st16(p + 1, v);
 }
 
 static inline void st32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
+    uint32_t x = BE32(v);
+    memcpy(p, &x, 4);
 }
 
 static inline void st64(uint8_t *p, uint64_t v)
 {
-    st32(p, (uint32_t)(v >> 32));
-    st32(p + 4, (uint32_t)v);
+    uint64_t x = BE64(v);
+    memcpy(p, &x, 8);
 }
 
 static inline void st32le(uint8_t *p, uint32_t v)
@@ -162,84 +178,176 @@ size_t mrc_wire_ext_len(uint8_t opcode, bool ts)
  * does not define, or an endpoint opcode not sent to QPN 2. The ICRC is checked before the
  * fields, so a corrupted packet reads as EICRC rather than as whatever field it hit.
  */
+/* What the checks common to every packet learn about it. */
+typedef struct frame {
+    size_t wirelen, hdrlen, padded;
+    uint32_t has;
+    unsigned padcnt;
+    bool trimmed;
+} frame;
+
+/* The checks up to the fields, in wire order; inlined into each decoder. */
+static inline __attribute__((always_inline)) int
+frame_check(const uint8_t *data, size_t datalen, uint16_t udp_port, unsigned flags, frame *f)
+{
+    const uint8_t *udp = data + MRC_IP6_LEN, *bth = udp + MRC_UDP_LEN;
+    if (datalen < MRC_BASE_LEN) {
+        return MRC_WIRE_ESHORT;
+    }
+    if (data[0] >> 4 != 6 || data[6] != IPPROTO_UDP_ || ld16(udp + 4) != ld16(data + 4)) {
+        return MRC_WIRE_EIP;
+    }
+    /* IPv6 payload length, not |datalen|, says where the ICRC is */
+    f->wirelen = MRC_IP6_LEN + (size_t)ld16(data + 4);
+    f->trimmed = false;
+    if (f->wirelen != datalen) {
+        if (f->wirelen < datalen) {
+            return MRC_WIRE_EIP;
+        }
+        if (!(flags & MRC_DECODE_TRIMMED)) {
+            return MRC_WIRE_ESHORT;
+        }
+        f->trimmed = true;
+    }
+    uint16_t dport = ld16(udp + 2);
+    if (dport != udp_port && dport != ALT_UDP_PORT) {
+        return MRC_WIRE_EPORT;
+    }
+    unsigned idx = bth[0] - OP_BASE;
+    if (idx >= OP_COUNT || !op_table[idx].has || (bth[1] & 0x0f)) {
+        return MRC_WIRE_EOPCODE;
+    }
+    f->has = op_table[idx].has;
+    f->hdrlen = MRC_BASE_LEN + op_table[idx].ext;
+    if ((f->has & MRC_HAS_METH) && (bth[8] & 0x10)) {
+        f->has |= MRC_HAS_TSETH;
+        f->hdrlen += MRC_TSETH_LEN;
+    }
+    /* a trimmed packet keeps at least its headers; the lengths must still hold them */
+    if (f->wirelen < f->hdrlen + MRC_ICRC_LEN || datalen < f->hdrlen) {
+        return MRC_WIRE_ESHORT;
+    }
+    f->padded = f->wirelen - f->hdrlen - MRC_ICRC_LEN;
+    f->padcnt = bth[1] >> 4 & 3;
+    if (f->has & MRC_HAS_METH) {
+        if ((f->padded & 3) || f->padcnt > f->padded) {
+            return MRC_WIRE_EPAD;
+        }
+    } else if (f->padcnt) {
+        return MRC_WIRE_EPAD;
+    } else if (f->padded) {
+        /* a control packet whose lengths claim a payload */
+        return MRC_WIRE_EIP;
+    }
+    if (!f->trimmed && !(flags & MRC_DECODE_NO_ICRC) &&
+        mrc_icrc(data, f->wirelen - MRC_ICRC_LEN) != ld32le(data + f->wirelen - MRC_ICRC_LEN)) {
+        return MRC_WIRE_EICRC;
+    }
+    return 0;
+}
+
+/* The EV a packet travels on: flow label bits 15:0 above the UDP source port. */
+static inline uint32_t ev_get(const uint8_t *data)
+{
+    return (ld32(data) & 0xffff) << 16 | ld16(data + MRC_IP6_LEN);
+}
+
+/* A data packet's fields; nonzero when one holds a value no packet has. */
+static inline unsigned data_get(mrc_data_rx *d, const uint8_t *data, size_t datalen, const frame *f)
+{
+    const uint8_t *bth = data + MRC_IP6_LEN + MRC_UDP_LEN, *p = bth + MRC_BTH_LEN;
+    unsigned bad = 0;
+    d->h.tc = (uint8_t)(ld16(data) >> 4);
+    d->h.ev = ev_get(data);
+    d->h.opcode = bth[0];
+    d->h.flags = bth[8] & 0xb0;
+    d->h.psn = ld24(bth + 9);
+    d->h.rqmsn = ld16(p);
+    d->h.msn = ld16(p + 2);
+    p += MRC_METH_LEN;
+    d->h.ts = 0;
+    if (f->has & MRC_HAS_TSETH) {
+        mrc_tseth ts;
+        bad |= ts_get(&ts, p);
+        d->h.ts = ts.ts;
+        p += MRC_TSETH_LEN;
+    }
+    d->h.va = ld64(p);
+    d->h.rkey = ld32(p + 8);
+    d->h.dmalen = ld32(p + 12);
+    p += MRC_RETH_LEN;
+    d->h.imm = f->has & MRC_HAS_IMM ? ld32(p) : 0;
+    d->dqpn = ld24(bth + 5);
+    d->payload = data + f->hdrlen;
+    d->payload_len = f->padded - f->padcnt;
+    /* a trimmed packet may end anywhere after its headers */
+    if (d->payload_len > datalen - f->hdrlen) {
+        d->payload_len = datalen - f->hdrlen;
+    }
+    d->trimmed = f->trimmed;
+    return bad;
+}
+
+/* A SACK's fields (SETH and CC_STATE); nonzero when one holds a value no packet has. */
+static inline unsigned sack_get(mrc_sack_rx *k, const uint8_t *data)
+{
+    const uint8_t *bth = data + MRC_IP6_LEN + MRC_UDP_LEN, *p = bth + MRC_BTH_LEN;
+    mrc_sack_hdr *h = &k->h;
+    h->tc = (uint8_t)(ld16(data) >> 4);
+    h->ev = ev_get(data);
+    h->m = p[1] >> 5 & 3;
+    h->pr = p[1] >> 1 & 1;
+    h->ack_psn_offset = (int16_t)ld16(p + 2);
+    h->entropy = ld32(p + 4);
+    h->spdcid = ld16(p + 8);
+    h->dpdcid = ld16(p + 10);
+    h->cack = ld24(p + 13);
+    h->cc_type = p[16] >> 4;
+    h->cc_flags = p[16] & 0x0f;
+    h->mpr = p[17];
+    h->sack_offset = (int16_t)ld16(p + 18);
+    h->bitmap = ld64(p + 20);
+    p += MRC_SETH_LEN;
+    h->ts = ld16(p);
+    h->ooo_count = ld16(p + 2) & 0x7fff;
+    h->rc = p[4] >> 7;
+    h->pen = p[4] & 0x7f;
+    h->rcvd_bytes = ld24(p + 5);
+    k->dqpn = ld24(bth + 5);
+    return h->m == 3;
+}
+
+int mrc_wire_decode_fast(const uint8_t *data, size_t datalen, uint16_t udp_port, unsigned flags,
+                         mrc_fast_rx *rx)
+{
+    frame f;
+    int rv = frame_check(data, datalen, udp_port, flags, &f);
+    if (rv != 0) {
+        return rv;
+    }
+    if (f.has & MRC_HAS_METH) {
+        return data_get(&rx->data, data, datalen, &f) ? MRC_WIRE_EFIELD : MRC_FAST_DATA;
+    }
+    if (data[MRC_IP6_LEN + MRC_UDP_LEN] == MRC_OP_SACK) {
+        return sack_get(&rx->sack, data) ? MRC_WIRE_EFIELD : MRC_FAST_SACK;
+    }
+    return MRC_FAST_OTHER;
+}
+
 int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsigned flags,
                     mrc_pkt *pkt)
 {
-    const uint8_t *udp, *bth, *p;
-    size_t wirelen, hdrlen, padded;
-    uint32_t w0, has;
-    unsigned idx, padcnt, bad = 0;
-    uint16_t dport;
-    bool trimmed = false;
-    int rv = 0;
+    const uint8_t *udp = data + MRC_IP6_LEN, *bth = udp + MRC_UDP_LEN, *p = bth + MRC_BTH_LEN;
+    unsigned bad = 0;
+    frame f;
 
+    /* off the data path, so every field not on the wire reads as zero */
     memset(pkt, 0, sizeof(*pkt));
-    if (datalen < MRC_BASE_LEN) {
-        rv = MRC_WIRE_ESHORT;
-        goto out;
+    int rv = frame_check(data, datalen, udp_port, flags, &f);
+    if (rv != 0) {
+        return rv;
     }
-    udp = data + MRC_IP6_LEN;
-    bth = udp + MRC_UDP_LEN;
-    w0 = ld32(data);
-    if (w0 >> 28 != 6 || data[6] != IPPROTO_UDP_ || ld16(udp + 4) != ld16(data + 4)) {
-        rv = MRC_WIRE_EIP;
-        goto out;
-    }
-    /* IPv6 payload length, not |datalen|, says where the ICRC is */
-    wirelen = MRC_IP6_LEN + (size_t)ld16(data + 4);
-    if (wirelen != datalen) {
-        if (wirelen < datalen) {
-            rv = MRC_WIRE_EIP;
-            goto out;
-        }
-        if (!(flags & MRC_DECODE_TRIMMED)) {
-            rv = MRC_WIRE_ESHORT;
-            goto out;
-        }
-        trimmed = true;
-    }
-    dport = ld16(udp + 2);
-    if (dport != udp_port && dport != ALT_UDP_PORT) {
-        rv = MRC_WIRE_EPORT;
-        goto out;
-    }
-    idx = bth[0] - OP_BASE;
-    if (idx >= OP_COUNT || !op_table[idx].has || (bth[1] & 0x0f)) {
-        rv = MRC_WIRE_EOPCODE;
-        goto out;
-    }
-    has = op_table[idx].has;
-    hdrlen = MRC_BASE_LEN + op_table[idx].ext;
-    if ((has & MRC_HAS_METH) && (bth[8] & 0x10)) {
-        has |= MRC_HAS_TSETH;
-        hdrlen += MRC_TSETH_LEN;
-    }
-    /* a trimmed packet keeps at least its headers; the lengths must still hold them */
-    if (wirelen < hdrlen + MRC_ICRC_LEN || datalen < hdrlen) {
-        rv = MRC_WIRE_ESHORT;
-        goto out;
-    }
-    padded = wirelen - hdrlen - MRC_ICRC_LEN;
-    padcnt = bth[1] >> 4 & 3;
-    if (has & MRC_HAS_METH) {
-        if ((padded & 3) || padcnt > padded) {
-            rv = MRC_WIRE_EPAD;
-            goto out;
-        }
-    } else if (padcnt) {
-        rv = MRC_WIRE_EPAD;
-        goto out;
-    } else if (padded) {
-        /* a control packet whose lengths claim a payload */
-        rv = MRC_WIRE_EIP;
-        goto out;
-    }
-    if (!trimmed && !(flags & MRC_DECODE_NO_ICRC) &&
-        mrc_icrc(data, wirelen - MRC_ICRC_LEN) != ld32le(data + wirelen - MRC_ICRC_LEN)) {
-        rv = MRC_WIRE_EICRC;
-        goto out;
-    }
-
+    uint32_t w0 = ld32(data);
     pkt->ip.tc = (uint8_t)(w0 >> 20);
     pkt->ip.flowlabel = w0 & 0xfffff;
     pkt->ip.plen = ld16(data + 4);
@@ -248,13 +356,13 @@ int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsi
     memcpy(pkt->ip.src, data + 8, 16);
     memcpy(pkt->ip.dst, data + 24, 16);
     pkt->udp.sport = ld16(udp);
-    pkt->udp.dport = dport;
+    pkt->udp.dport = ld16(udp + 2);
     pkt->udp.len = pkt->ip.plen;
     pkt->udp.csum = ld16(udp + 6);
     pkt->bth.opcode = bth[0];
     pkt->bth.se = bth[1] >> 7;
     pkt->bth.mig = bth[1] >> 6 & 1;
-    pkt->bth.padcnt = (uint8_t)padcnt;
+    pkt->bth.padcnt = (uint8_t)f.padcnt;
     pkt->bth.pkey = ld16(bth + 2);
     pkt->bth.resv8a = bth[4];
     pkt->bth.dqpn = ld24(bth + 5);
@@ -262,32 +370,24 @@ int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsi
     pkt->bth.rtx = bth[8] >> 5 & 1;
     pkt->bth.ts = bth[8] >> 4 & 1;
     pkt->bth.psn = ld24(bth + 9);
-    pkt->has = has;
-    pkt->trimmed = trimmed;
+    pkt->has = f.has;
+    pkt->trimmed = f.trimmed;
     /* never NULL, so that copying |payload_len| bytes from it is always valid */
-    pkt->payload = data + hdrlen;
+    pkt->payload = data + f.hdrlen;
 
-    p = bth + MRC_BTH_LEN;
-    if (has & MRC_HAS_METH) {
-        pkt->meth.rqmsn = ld16(p);
-        pkt->meth.msn = ld16(p + 2);
-        p += MRC_METH_LEN;
-        if (has & MRC_HAS_TSETH) {
-            bad |= ts_get(&pkt->tseth, p);
-            p += MRC_TSETH_LEN;
+    if (f.has & MRC_HAS_METH) {
+        mrc_data_rx d;
+        bad |= data_get(&d, data, datalen, &f);
+        pkt->meth.rqmsn = d.h.rqmsn;
+        pkt->meth.msn = d.h.msn;
+        if (f.has & MRC_HAS_TSETH) {
+            ts_get(&pkt->tseth, p + MRC_METH_LEN);
         }
-        pkt->reth.va = ld64(p);
-        pkt->reth.rkey = ld32(p + 8);
-        pkt->reth.dmalen = ld32(p + 12);
-        p += MRC_RETH_LEN;
-        if (has & MRC_HAS_IMM) {
-            pkt->imm = ld32(p);
-        }
-        pkt->payload_len = padded - padcnt;
-        /* a trimmed packet may end anywhere after its headers */
-        if (pkt->payload_len > datalen - hdrlen) {
-            pkt->payload_len = datalen - hdrlen;
-        }
+        pkt->reth.va = d.h.va;
+        pkt->reth.rkey = d.h.rkey;
+        pkt->reth.dmalen = d.h.dmalen;
+        pkt->imm = d.h.imm;
+        pkt->payload_len = d.payload_len;
     } else {
         switch (bth[0]) {
         case MRC_OP_ACK:
@@ -297,27 +397,28 @@ int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsi
              * reserved) */
             bad |= (p[0] >> 5) != 0 && (p[0] >> 5) != 3;
             break;
-        case MRC_OP_SACK:
-            pkt->seth.m = p[1] >> 5 & 3;
-            pkt->seth.pr = p[1] >> 1 & 1;
-            pkt->seth.ack_psn_offset = (int16_t)ld16(p + 2);
-            pkt->seth.entropy = ld32(p + 4);
-            pkt->seth.spdcid = ld16(p + 8);
-            pkt->seth.dpdcid = ld16(p + 10);
-            pkt->seth.cack_psn = ld24(p + 13);
-            pkt->seth.cc_type = p[16] >> 4;
-            pkt->seth.cc_flags = p[16] & 0x0f;
-            pkt->seth.mpr = p[17];
-            pkt->seth.sack_offset = (int16_t)ld16(p + 18);
-            pkt->seth.bitmap = ld64(p + 20);
-            p += MRC_SETH_LEN;
-            pkt->cc.ts = ld16(p);
-            pkt->cc.ooo_count = ld16(p + 2) & 0x7fff;
-            pkt->cc.rc = p[4] >> 7;
-            pkt->cc.pen = p[4] & 0x7f;
-            pkt->cc.rcvd_bytes = ld24(p + 5);
-            bad |= pkt->seth.m == 3;
+        case MRC_OP_SACK: {
+            mrc_sack_rx k;
+            bad |= sack_get(&k, data);
+            pkt->seth = (mrc_seth){.m = k.h.m,
+                                   .pr = k.h.pr,
+                                   .ack_psn_offset = k.h.ack_psn_offset,
+                                   .entropy = k.h.entropy,
+                                   .spdcid = k.h.spdcid,
+                                   .dpdcid = k.h.dpdcid,
+                                   .cack_psn = k.h.cack,
+                                   .cc_type = k.h.cc_type,
+                                   .cc_flags = k.h.cc_flags,
+                                   .mpr = k.h.mpr,
+                                   .sack_offset = k.h.sack_offset,
+                                   .bitmap = k.h.bitmap};
+            pkt->cc = (mrc_ccstate){.ts = k.h.ts,
+                                    .ooo_count = k.h.ooo_count,
+                                    .rc = k.h.rc,
+                                    .pen = k.h.pen,
+                                    .rcvd_bytes = k.h.rcvd_bytes};
             break;
+        }
         case MRC_OP_NACK:
             pkt->neth.reason = p[2];
             pkt->neth.vendor = p[3];
@@ -353,11 +454,7 @@ int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsi
             break;
         }
     }
-    if (bad) {
-        rv = MRC_WIRE_EFIELD;
-    }
-out:
-    return rv;
+    return bad ? MRC_WIRE_EFIELD : 0;
 }
 
 /* Encodes |pkt|; with |tmpl|, the fixed part of IPv6, UDP and BTH comes from the template and
@@ -414,8 +511,13 @@ static size_t encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t p
     st24(p + 9, b->psn & 0xffffff);
     p += MRC_BTH_LEN;
 
-    /* reserved bytes and bits are zero; the fields are written over them */
-    memset(p, 0, hdrlen - MRC_BASE_LEN);
+    /* reserved bytes and bits are zero; the fields are written over them. A constant-size clear
+     * is a few vector stores, a variable one a library call. */
+    if (destlen >= MRC_BASE_LEN + 40) {
+        memset(p, 0, 40);
+    } else {
+        memset(p, 0, hdrlen - MRC_BASE_LEN);
+    }
     if (has & MRC_HAS_METH) {
         st16(p, pkt->meth.rqmsn);
         st16(p + 2, pkt->meth.msn);
@@ -512,16 +614,84 @@ out:
     return total;
 }
 
-
 size_t mrc_wire_encode(uint8_t *dest, size_t destlen, const mrc_pkt *pkt, size_t payload_len)
 {
     return encode(dest, destlen, pkt, payload_len, NULL);
 }
 
-size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl,
-                            const mrc_pkt *pkt, size_t payload_len)
+size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl, const mrc_pkt *pkt,
+                            size_t payload_len)
 {
     return encode(dest, destlen, pkt, payload_len, tmpl);
+}
+
+size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, const mrc_data_hdr *h,
+                            size_t payload_len)
+{
+    bool imm = h->opcode == MRC_OP_WRITE_LAST_IMM || h->opcode == MRC_OP_WRITE_ONLY_IMM;
+    bool ts = h->flags & 0x10;
+    size_t hdrlen = MRC_BASE_LEN + MRC_METH_LEN + MRC_RETH_LEN + (ts ? MRC_TSETH_LEN : 0) +
+                    (imm ? MRC_IMM_LEN : 0);
+    uint32_t pad = (0u - (uint32_t)payload_len) & 3;
+    uint32_t plen = (uint32_t)(hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN);
+    memcpy(dest, tmpl, MRC_BASE_LEN);
+    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
+    st16(dest + 4, plen);
+    uint8_t *p = dest + MRC_IP6_LEN;
+    st16(p, h->ev & 0xffff);
+    st16(p + 4, plen);
+    p += MRC_UDP_LEN;
+    p[0] = h->opcode;
+    p[1] = (uint8_t)(pad << 4);
+    p[8] = h->flags;
+    st24(p + 9, h->psn & 0xffffff);
+    p += MRC_BTH_LEN;
+    st16(p, h->rqmsn);
+    st16(p + 2, h->msn);
+    p += MRC_METH_LEN;
+    if (ts) {
+        st16(p, h->ts);
+        p[2] = 0;
+        p[3] = MRC_TS_FORMAT;
+        p += MRC_TSETH_LEN;
+    }
+    st64(p, h->va);
+    st32(p + 8, h->rkey);
+    st32(p + 12, h->dmalen);
+    if (imm) {
+        st32(p + MRC_RETH_LEN, h->imm);
+    }
+    return hdrlen;
+}
+
+size_t mrc_wire_encode_sack(uint8_t *dest, const uint8_t *tmpl, const mrc_sack_hdr *h)
+{
+    const uint32_t plen = MRC_SACK_LEN - MRC_IP6_LEN + MRC_ICRC_LEN;
+    memcpy(dest, tmpl, MRC_BASE_LEN);
+    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
+    st16(dest + 4, plen);
+    uint8_t *p = dest + MRC_IP6_LEN;
+    st16(p, h->ev & 0xffff);
+    st16(p + 4, plen);
+    p += MRC_UDP_LEN;
+    p[0] = MRC_OP_SACK;
+    p[1] = 0;
+    p[8] = 0;
+    st24(p + 9, h->cack & 0xffffff);
+    p += MRC_BTH_LEN;
+    /* SETH; its reserved bytes are zero */
+    st32(p, (uint32_t)(h->m & 3) << 21 | (uint32_t)(h->pr & 1) << 17 | (uint16_t)h->ack_psn_offset);
+    st32(p + 4, h->entropy);
+    st32(p + 8, (uint32_t)h->spdcid << 16 | h->dpdcid);
+    st32(p + 12, h->cack & 0xffffff);
+    p[16] = (uint8_t)(h->cc_type << 4 | (h->cc_flags & 0x0f));
+    p[17] = h->mpr;
+    st16(p + 18, (uint16_t)h->sack_offset);
+    st64(p + 20, h->bitmap);
+    p += MRC_SETH_LEN;
+    st32(p, (uint32_t)h->ts << 16 | (h->ooo_count & 0x7fff));
+    st32(p + 4, (uint32_t)((h->rc & 1) << 7 | (h->pen & 0x7f)) << 24 | (h->rcvd_bytes & 0xffffff));
+    return MRC_SACK_LEN;
 }
 
 void mrc_wire_template(uint8_t dest[MRC_BASE_LEN], const uint8_t src[16], const uint8_t dst[16],

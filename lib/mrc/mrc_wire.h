@@ -73,7 +73,6 @@
 #define MRC_TS_SHIFT 7
 #define MRC_TS_FORMAT 1
 
-
 typedef struct mrc_ip6 {
     uint8_t tc; /* DSCP << 2 | ECN */
     uint32_t flowlabel;
@@ -133,10 +132,10 @@ typedef struct mrc_seth {
 } mrc_seth;
 
 typedef struct mrc_ccstate {
-    uint16_t ts;        /* reflected tx timestamp */
-    uint16_t ooo_count; /* 15 bits */
-    uint8_t rc;         /* restore cwnd */
-    uint8_t pen;        /* 0..127 */
+    uint16_t ts;         /* reflected tx timestamp */
+    uint16_t ooo_count;  /* 15 bits */
+    uint8_t rc;          /* restore cwnd */
+    uint8_t pen;         /* 0..127 */
     uint32_t rcvd_bytes; /* 24 bits, 256-byte units */
 } mrc_ccstate;
 
@@ -188,17 +187,24 @@ typedef struct mrc_pkt {
     mrc_udp udp;
     mrc_bth bth;
     uint32_t has; /* MRC_HAS_* */
-    mrc_meth meth;
-    mrc_tseth tseth;
-    mrc_reth reth;
-    uint32_t imm;
-    mrc_aeth aeth;
-    mrc_seth seth;
-    mrc_ccstate cc;
-    mrc_neth neth;
-    mrc_peth peth;
-    mrc_erth erth;
-    mrc_eeth eeth;
+    /* one opcode's headers at a time: a union keeps the struct small, and clearing it cheap */
+    union {
+        struct {
+            mrc_meth meth;
+            mrc_tseth tseth;
+            mrc_reth reth;
+            uint32_t imm;
+        };
+        mrc_aeth aeth;
+        struct {
+            mrc_seth seth;
+            mrc_ccstate cc;
+        };
+        mrc_neth neth;
+        mrc_peth peth;
+        mrc_erth erth;
+        mrc_eeth eeth;
+    };
     const uint8_t *payload; /* data packets: the payload, without pad bytes */
     size_t payload_len;
     bool trimmed; /* decoded with MRC_DECODE_TRIMMED and shorter than its headers say */
@@ -224,13 +230,13 @@ int mrc_wire_decode(const uint8_t *data, size_t datalen, uint16_t udp_port, unsi
                     mrc_pkt *pkt);
 
 /* Decode faults (negative). */
-#define MRC_WIRE_ESHORT -1   /* shorter than its headers */
-#define MRC_WIRE_EIP -2      /* not IPv6/UDP, or lengths disagree */
-#define MRC_WIRE_EPORT -3    /* not the MRC UDP port */
-#define MRC_WIRE_EOPCODE -4  /* not an MRC opcode, or TVer != 0 */
-#define MRC_WIRE_EPAD -5     /* pad count beyond the payload, or payload not 4-aligned */
-#define MRC_WIRE_EICRC -6    /* ICRC mismatch */
-#define MRC_WIRE_EFIELD -7   /* a field with a value no MRC packet has */
+#define MRC_WIRE_ESHORT -1  /* shorter than its headers */
+#define MRC_WIRE_EIP -2     /* not IPv6/UDP, or lengths disagree */
+#define MRC_WIRE_EPORT -3   /* not the MRC UDP port */
+#define MRC_WIRE_EOPCODE -4 /* not an MRC opcode, or TVer != 0 */
+#define MRC_WIRE_EPAD -5    /* pad count beyond the payload, or payload not 4-aligned */
+#define MRC_WIRE_EICRC -6   /* ICRC mismatch */
+#define MRC_WIRE_EFIELD -7  /* a field with a value no MRC packet has */
 const char *mrc_wire_strerror(int err);
 
 /*
@@ -248,8 +254,81 @@ void mrc_wire_template(uint8_t dest[MRC_BASE_LEN], const uint8_t src[16], const 
                        uint16_t dport, uint32_t dqpn);
 /* As mrc_wire_encode, with the fixed part from |tmpl|: from |pkt| only the traffic class, flow
  * label, UDP source port, the BTH's opcode, flags and PSN, and the MRC headers are read. */
-size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl,
-                            const mrc_pkt *pkt, size_t payload_len);
+size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl, const mrc_pkt *pkt,
+                            size_t payload_len);
+/* The fields of a data packet's headers that change per packet, for the data path's encoder. */
+typedef struct mrc_data_hdr {
+    uint8_t tc;
+    uint8_t opcode;
+    uint8_t flags; /* BTH byte 8: AckReq (0x80), RTX (0x20), TS (0x10: a TSETH follows METH) */
+    uint32_t ev;
+    uint32_t psn;
+    uint16_t rqmsn, msn;
+    uint16_t ts;
+    uint64_t va;
+    uint32_t rkey, dmalen;
+    uint32_t imm; /* for the immediate opcodes */
+} mrc_data_hdr;
+
+/* The data path's encoder: the headers of a write packet over template |tmpl| (the same bytes
+ * mrc_wire_encode_tmpl writes for it). |dest| must hold MRC_BASE_LEN + 40 bytes. Returns the
+ * header length. */
+size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, const mrc_data_hdr *h,
+                            size_t payload_len);
+/* A SACK's fields, for the SACK path's encoder and decoder (mrc_seth and mrc_ccstate in one;
+ * the BTH PSN is the cumulative PSN too). */
+typedef struct mrc_sack_hdr {
+    uint8_t tc;
+    uint8_t m, pr;
+    uint8_t mpr;
+    uint8_t cc_type, cc_flags;
+    uint8_t rc, pen;
+    int16_t ack_psn_offset;
+    int16_t sack_offset;
+    uint16_t spdcid, dpdcid;
+    uint32_t ev;   /* the EV it travels on */
+    uint32_t cack; /* BTH PSN and SETH cack_psn */
+    uint32_t entropy;
+    uint64_t bitmap;
+    uint16_t ts, ooo_count;
+    uint32_t rcvd_bytes;
+} mrc_sack_hdr;
+
+/* A SACK's headers: IPv6, UDP, BTH, SETH and CC_STATE. */
+#define MRC_SACK_LEN (MRC_BASE_LEN + MRC_SETH_LEN + MRC_CCSTATE_LEN)
+
+/* The SACK path's encoder: the headers of a SACK over template |tmpl| (the same bytes
+ * mrc_wire_encode_tmpl writes for it). |dest| must hold MRC_SACK_LEN bytes. Returns
+ * MRC_SACK_LEN. */
+size_t mrc_wire_encode_sack(uint8_t *dest, const uint8_t *tmpl, const mrc_sack_hdr *h);
+
+/* The receive path's decoder: the same checks as mrc_wire_decode, and only the fields the
+ * engine reads, for the two packets that come once per data packet or few. */
+typedef struct mrc_data_rx {
+    mrc_data_hdr h; /* flags: AckReq, RTX, TS; ts and imm 0 when absent */
+    uint32_t dqpn;
+    const uint8_t *payload; /* without pad bytes; never NULL */
+    size_t payload_len;
+    bool trimmed; /* decoded with MRC_DECODE_TRIMMED and shorter than its headers say */
+} mrc_data_rx;
+
+typedef struct mrc_sack_rx {
+    mrc_sack_hdr h;
+    uint32_t dqpn;
+} mrc_sack_rx;
+
+typedef union mrc_fast_rx {
+    mrc_data_rx data;
+    mrc_sack_rx sack;
+} mrc_fast_rx;
+
+#define MRC_FAST_DATA 1  /* |rx->data| holds a write packet */
+#define MRC_FAST_SACK 2  /* |rx->sack| holds a SACK */
+#define MRC_FAST_OTHER 3 /* a valid packet of another kind: mrc_wire_decode it */
+/* Returns MRC_FAST_* or a negative MRC_WIRE_E*, as mrc_wire_decode would. */
+int mrc_wire_decode_fast(const uint8_t *data, size_t datalen, uint16_t udp_port, unsigned flags,
+                         union mrc_fast_rx *rx);
+
 /* After the payload (and pad bytes) are in place at |dest| + header length: zeroes the pad,
  * computes and appends the ICRC. |len| = headers + payload without pad. Returns the total
  * packet length, or 0 if |destlen| cannot hold it. */

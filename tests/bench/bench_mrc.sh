@@ -15,7 +15,8 @@ cost() {
     local toggle=$1 icrc=${2:-}
     valgrind --tool=callgrind --toggle-collect="$toggle" --callgrind-out-file="$tmp/cg" \
         "$bin/bench_mrc_cost" "$pkts" $icrc >/dev/null 2>"$tmp/vg.log"
-    callgrind_annotate --inclusive=yes "$tmp/cg" >"$tmp/ann" 2>/dev/null
+    # per function only (--auto=no): annotated source lines would count the copy again
+    callgrind_annotate --auto=no "$tmp/cg" >"$tmp/ann" 2>/dev/null
     local total copy
     total=$(grep -m1 'PROGRAM TOTALS' "$tmp/ann" | awk '{gsub(",", "", $1); print $1}')
     if [ -z "$total" ] || [ "$total" -eq 0 ]; then
@@ -23,7 +24,7 @@ cost() {
         cat "$tmp/vg.log" >&2
         exit 1
     fi
-    copy=$(grep -E '(memcpy|memmove)[^ ]*' "$tmp/ann" | grep -v -E 'PROGRAM|mrc_' |
+    copy=$(grep -E ':__(memcpy|memmove)[a-z_]* ' "$tmp/ann" |
         awk '{gsub(",", "", $1); s += $1} END {print s + 0}')
     echo $(( (total - copy) / pkts ))
 }
