@@ -218,9 +218,8 @@ START_TEST(test_mrc_ev_skip_expires_while_idle)
     }
     now = 5 * o.set.skip_max_ns;
     mrc_handle_expiry(a.ctx, now);
-    /* BUG: SKIP ends only inside mrc_ev_pick (lib/mrc/mrc_ev.c) when the EV's turn comes; no
-     * timer ends it, so an idle QP reports SKIP (state, ev_count[SKIP]) long after skip_max_ns,
-     * and the SKIP -> GOOD event carries the time of the next send */
+    /* a regression test: at 35bd501 SKIP ended only inside mrc_ev_pick, when the EV's turn
+     * came, so an idle QP reported SKIP long after skip_max_ns (fixed by b0df818) */
     ck_assert_msg(mrc_test_ev_stats(&a, y).state == MRC_EV_GOOD,
                   "EV still SKIP %llu ns after it began (skip_max_ns %llu)",
                   (unsigned long long)now, (unsigned long long)o.set.skip_max_ns);

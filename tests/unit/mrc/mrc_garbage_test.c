@@ -373,9 +373,9 @@ START_TEST(test_mrc_garbage_nack_never_sent)
         }
         fixture_free(&f);
     }
-    /* BUG: mrc_req_on_nack (lib/mrc/mrc_req.c) counts nacks_rcvd before it knows the PSN is
-     * outstanding, takes a PSN beyond snd_nxt for a late NACK instead of counting bad_state,
-     * and fails the QP on UNEXP_EVENT before looking at the PSN at all */
+    /* a regression test: at 35bd501 mrc_req_on_nack counted nacks_rcvd before it knew the PSN
+     * was outstanding, took a PSN beyond snd_nxt for a late NACK, and failed the QP on
+     * UNEXP_EVENT before looking at the PSN at all (fixed by b0df818) */
     ck_assert_msg(used == 0, "NACKs for PSNs never sent:%s", bad);
 }
 END_TEST
@@ -392,10 +392,10 @@ START_TEST(test_mrc_garbage_ack_absurd_msn)
         mrc_test_build_ack(&k, &f.a, MRC_AETH_ACK, msns[i], 0);
         mrc_test_push(&f.a, &k, NULL, 30);
         mrc_wc wc;
-        /* BUG: mrc_req_on_ack (lib/mrc/mrc_req.c) completes every sent request whose MSN the
-         * ACK's covers without checking that the MSN was ever sent, so an ACK for message
-         * 3 or 0x7fffff completes messages 1 and 2 successfully though their packets are
-         * still missing at the responder */
+        /* a regression test: at 35bd501 mrc_req_on_ack completed every sent request the ACK's
+         * MSN covered without checking that the MSN was ever sent, so an ACK for message 3
+         * completed messages 1 and 2 though their packets were still missing (fixed by
+         * b0df818) */
         ck_assert_msg(mrc_test_poll(&f.a, &wc, 1) == 0,
                       "an ACK for MSN %u (never sent) completed request %llu", msns[i],
                       (unsigned long long)wc.wr_id);

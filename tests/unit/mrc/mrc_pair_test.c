@@ -251,9 +251,9 @@ START_TEST(test_mrc_pair_lossy_ev_assumed_bad)
     if (bad_since != UINT64_MAX) {
         inside += data_on_ev_between(&t, lossy, bad_since, UINT64_MAX / 2);
     }
-    /* BUG (the engine of commit 35bd501): only a timeout made an EV ASSUMED_BAD; losses found
-     * from SACKs (RACK, MRC_RETX_INFERRED) or by a tail-loss probe never counted against the
-     * EV that carried them, so an EV dropping 20 % stayed GOOD and kept its share for ever */
+    /* a regression test: at 35bd501 only a timeout made an EV ASSUMED_BAD; losses found from
+     * SACKs or by a tail-loss probe never counted against their EV, so an EV dropping 20 %
+     * stayed GOOD for ever (fixed by b0df818, ev_loss_pct) */
     ck_assert_msg(spells > 0, "an EV losing 20%% never went ASSUMED_BAD (%llu resends)",
                   (unsigned long long)r.packets_retransmitted);
     ck_assert_msg(inside == 0, "%u data packets on the EV while ASSUMED_BAD", inside);
@@ -364,9 +364,8 @@ START_TEST(test_mrc_pair_dead_peer)
 {
     pair_cfg c;
     pair_cfg_default(&c);
-    /* BUG: with the default budget the timeouts put every EV ASSUMED_BAD first, and then a
-     * retransmission without an EV blocks the recovery probes in mrc_req_write (see
-     * test_mrc_reliability_retry_exhaustion_all_evs_bad): the QP never fails */
+    /* a regression test: at 35bd501 the default budget never ran out (see the two
+     * test_mrc_reliability_retry_exhaustion_* tests; fixed by b0df818) */
     dead_peer(&c);
 }
 END_TEST

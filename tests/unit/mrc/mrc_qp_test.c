@@ -627,9 +627,9 @@ START_TEST(test_mrc_qp_mr_key_not_reused)
     ck_assert_int_eq(mrc_dereg_mr(mr), 0);
     for (unsigned i = 0; i < 1000; i++) {
         ck_assert_int_eq(mrc_reg_mr(n.ctx, buf, sizeof(buf), o.mr_access, &mr), 0);
-        /* BUG: mrc_reg_mr (lib/mrc/mrc_ctx.c) makes the key from the slot and an 8-bit
-         * generation, so the 256th registration after a deregistration hands the dead key out
-         * again, and a peer still holding it writes into the new region */
+        /* a regression test: at 35bd501 mrc_reg_mr made the key from the slot and an 8-bit
+         * generation, so the 256th registration of a slot handed a dead key out again (fixed
+         * by b0df818) */
         ck_assert_msg(mrc_mr_rkey(mr) != stale, "registration %u got the dead key 0x%x back", i + 1,
                       stale);
         ck_assert_int_eq(mrc_dereg_mr(mr), 0);
@@ -704,8 +704,8 @@ START_TEST(test_mrc_qp_context_free_frees_everything)
         .send_cq = cq2, .recv_cq = cq2, .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1};
     ck_assert_int_eq(mrc_qp_new(a.ctx, &qa, &qp2), 0);
     mrc_context_free(a.ctx);
-    /* BUG: mrc_context_free (lib/mrc/mrc_ctx.c) frees QPs, regions and profiles but not the
-     * CQs (the context keeps no list of them), although mrc.h says it frees them too */
+    /* a regression test: at 35bd501 mrc_context_free freed QPs, regions and profiles but not
+     * the CQs (fixed by b0df818) */
     ck_assert_msg(a.alloc.live == 0, "%ld allocations outlive the context", a.alloc.live);
     a.ctx = NULL;
     mrc_test_node_free(&a);
@@ -756,8 +756,9 @@ START_TEST(test_mrc_qp_nomem_on_the_way_up)
             break; /* k is past the last allocation of the way up */
         }
     }
-    /* BUG: mrc_ev_setup (lib/mrc/mrc_ev.c) returns MRC_ERR_NOMEM with the arrays it did get
-     * still held by the QP; the next RESET -> INIT allocates them again over the pointers */
+    /* a regression test: at 35bd501 mrc_ev_setup returned MRC_ERR_NOMEM with the arrays it did
+     * get still held by the QP, and the next RESET -> INIT allocated them again over the
+     * pointers (fixed by b0df818) */
     ck_assert_msg(used == 0, "leaked after a failed step and a retry:%s", leaks);
 }
 END_TEST

@@ -680,12 +680,10 @@ START_TEST(test_mrc_reliability_retry_exhaustion_many_in_flight)
         }
     }
     mrc_qp_stats st = mrc_test_stats(&a);
-    /* BUG: mrc_req_on_timer (lib/mrc/mrc_req.c) doubles the QP's back-off at every timeout
-     * event, and an event takes only the packets whose deadline passed: with packets sent
-     * apart, each event takes one, the next one's deadline doubles, and a packet reaches its
-     * retry limit only after about (packets in flight x linear_cnt + exp_cnt) events, the
-     * later ones 2^rto_backoff_max timeouts apart: mrc-pair's dead peer (128 packets, timeout
-     * 8) is still in RTS after 60 s */
+    /* a regression test: at 35bd501 mrc_req_on_timer doubled the QP's back-off at every
+     * timeout event and an event took only the packets whose own deadline had passed, so with
+     * packets sent apart a packet reached its retry limit only after about one event per packet
+     * in flight: mrc-pair's dead peer was still in RTS after 60 s (fixed by b0df818) */
     ck_assert_msg(st.state == MRC_QPS_ERR,
                   "still in RTS at %llu ns (one packet's budget: 34816 ns): %llu timeouts, "
                   "%llu resends",
@@ -714,10 +712,9 @@ START_TEST(test_mrc_reliability_retry_exhaustion_all_evs_bad)
     run_unanswered(&a, o.sq_psn, t, 16, 10000000000ull, &end);
     mrc_qp_stats st = mrc_test_stats(&a);
     ck_assert_uint_eq(st.ev_count[MRC_EV_ASSUMED_BAD], 2);
-    /* BUG: mrc_req_write (lib/mrc/mrc_req.c) returns at the head of the retransmit queue when
-     * mrc_ev_pick finds no usable EV, before the queued recovery probes, so no probe ever goes
-     * out, no EV recovers, no timer is left (mrc_get_expiry says never) and the QP hangs in RTS
-     * with its request outstanding for ever */
+    /* a regression test: at 35bd501 mrc_req_write returned at the head of the retransmit queue
+     * when no EV was usable, before the queued recovery probes, so none went out, no timer was
+     * left and the QP hung in RTS for ever (fixed by b0df818) */
     ck_assert_msg(st.probes_sent > 0, "no recovery probe sent while every EV is ASSUMED_BAD");
     ck_assert_msg(st.state == MRC_QPS_ERR, "QP still in state %u at %llu ns, next timer %llu",
                   st.state, (unsigned long long)end, (unsigned long long)mrc_get_expiry(a.ctx));
