@@ -387,6 +387,31 @@ typedef struct mrc_tx_info {
  */
 int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
                   mrc_tx_info *info, uint64_t now);
+/*
+ * The burst forms, as a NIC driver or a recvmmsg/sendmmsg loop uses them: the same as
+ * mrc_read_pkt() or mrc_write_pkt() for each packet in turn, for less work per packet. Acks
+ * to a burst read are coalesced until the next write (as with interrupt moderation).
+ * mrc_read_pkts() returns how many packets were accepted (the rest are counted as with
+ * mrc_read_pkt); mrc_write_pkts() fills |pkts| in order and returns how many it wrote (0 when
+ * nothing is due), or MRC_ERR_NOBUF when the first has no room.
+ */
+typedef struct mrc_rx_pkt {
+    const uint8_t *data;
+    size_t len;
+    mrc_rx_info info;
+} mrc_rx_pkt;
+
+typedef struct mrc_tx_pkt {
+    uint8_t *data; /* in: where the packet goes */
+    size_t room;   /* in: how much fits there */
+    size_t len;    /* out */
+    mrc_tx_info info;
+} mrc_tx_pkt;
+
+int mrc_read_pkts(mrc_context *ctx, const mrc_rx_pkt *pkts, unsigned n, uint64_t now);
+int mrc_write_pkts(mrc_context *ctx, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask,
+                   uint64_t now);
+
 /* When the engine next needs mrc_handle_expiry(); UINT64_MAX when never. */
 uint64_t mrc_get_expiry(const mrc_context *ctx);
 int mrc_handle_expiry(mrc_context *ctx, uint64_t now);

@@ -157,16 +157,6 @@ int mrc_dereg_mr(mrc_mr *mr)
     return 0;
 }
 
-mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key)
-{
-    uint32_t i = key & MR_SLOT_MASK;
-    if (i == 0 || i > ctx->set.max_mrs) {
-        return NULL;
-    }
-    mrc_mr *mr = ctx->mrs[i - 1];
-    return mr && mr->key == key ? mr : NULL;
-}
-
 int mrc_ev_profile_create(mrc_context *ctx, uint64_t id, const mrc_ev_profile_attr *a)
 {
     if (!a || !a->evs || a->nevs == 0 || a->nevs > 1024 || a->min_active > a->nevs) {
@@ -347,12 +337,9 @@ static void heap_remove(mrc_context *ctx, mrc_qp *qp)
 /* Timers are lazy: the heap holds a deadline no later than the QP's real next one, so events
  * that only push deadlines later (most acknowledgements) need no heap work; when the stored
  * deadline fires early, the timer handler recomputes it. An earlier need is armed here. */
-void mrc_qp_timer_arm(mrc_qp *qp, uint64_t deadline)
+void mrc_qp_timer_set(mrc_qp *qp, uint64_t deadline)
 {
     mrc_context *ctx = qp->ctx;
-    if (deadline >= qp->expiry) {
-        return;
-    }
     qp->expiry = deadline;
     if (qp->heap_idx == MRC_NONE) {
         qp->heap_idx = ctx->heap_len;
@@ -670,8 +657,8 @@ static __attribute__((noinline)) int read_other(mrc_context *ctx, const uint8_t 
     return MRC_ERR_PROTO;
 }
 
-int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mrc_rx_info *info,
-                 uint64_t now)
+static inline int read_one(mrc_context *ctx, const uint8_t *data, size_t datalen,
+                           const mrc_rx_info *info, uint64_t now)
 {
     const mrc_settings *s = &ctx->set;
     ctx->st.pkts_rcvd++;
@@ -709,6 +696,21 @@ int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mr
     }
     mrc_rsp_on_data(qp, &rx.data, info, trimmed || rx.data.trimmed, now);
     return 0;
+}
+
+int mrc_read_pkt(mrc_context *ctx, const uint8_t *data, size_t datalen, const mrc_rx_info *info,
+                 uint64_t now)
+{
+    return read_one(ctx, data, datalen, info, now);
+}
+
+int mrc_read_pkts(mrc_context *ctx, const mrc_rx_pkt *pkts, unsigned n, uint64_t now)
+{
+    int ok = 0;
+    for (unsigned k = 0; k < n; k++) {
+        ok += read_one(ctx, pkts[k].data, pkts[k].len, &pkts[k].info, now) == 0;
+    }
+    return ok;
 }
 
 static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
@@ -761,8 +763,9 @@ static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t po
     return n;
 }
 
-static __attribute__((noinline)) int write_any(mrc_context *ctx, uint8_t *dest, size_t destlen,
-                                               uint32_t port_mask, mrc_tx_info *info, uint64_t now)
+static inline __attribute__((always_inline)) int write_any(mrc_context *ctx, uint8_t *dest,
+                                                           size_t destlen, uint32_t port_mask,
+                                                           mrc_tx_info *info, uint64_t now)
 {
     if (ctx->ep_count) {
         int n = ep_write(ctx, dest, destlen, port_mask, info, now);
@@ -776,7 +779,7 @@ static __attribute__((noinline)) int write_any(mrc_context *ctx, uint8_t *dest, 
      * mask stays */
     for (uint32_t n = ctx->nready; n > 0 && ctx->ready; n--) {
         mrc_qp *qp = ctx->ready;
-        int rv = mrc_rsp_write(qp, dest, destlen, port_mask, info, now);
+        int rv = qp->ctrl_count ? mrc_rsp_write(qp, dest, destlen, port_mask, info, now) : 0;
         if (rv == 0 || rv == MRC_BLOCKED) {
             int rq = mrc_req_write(qp, dest, destlen, port_mask, info, now);
             rv = rq == 0 && rv == MRC_BLOCKED ? MRC_BLOCKED : rq;
@@ -803,6 +806,22 @@ int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port
         return 0;
     }
     return write_any(ctx, dest, destlen, port_mask, info, now);
+}
+
+int mrc_write_pkts(mrc_context *ctx, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now)
+{
+    unsigned k = 0;
+    while (k < n && (ctx->nready || ctx->ep_count)) {
+        int rv = write_any(ctx, pkts[k].data, pkts[k].room, port_mask, &pkts[k].info, now);
+        if (rv <= 0) {
+            if (k == 0 && rv < 0) {
+                return rv;
+            }
+            break;
+        }
+        pkts[k++].len = (size_t)rv;
+    }
+    return (int)k;
 }
 
 uint64_t mrc_get_expiry(const mrc_context *ctx)

@@ -23,17 +23,6 @@ uint32_t mrc_ev_lookup(const mrc_qp *qp, uint32_t val)
     }
 }
 
-uint32_t mrc_ev_port_mask(const mrc_qp *qp)
-{
-    return qp->ctx->ports_up & qp->remote_ports;
-}
-
-bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_mask)
-{
-    const mrc_qev *e = &qp->evs[evi];
-    return e->state == MRC_EV_GOOD && (mrc_ev_port_mask(qp) & port_mask & (1u << e->port));
-}
-
 static unsigned port_active(const mrc_qp *qp, unsigned port)
 {
     unsigned n = 0;
@@ -145,6 +134,7 @@ int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p)
         }
     }
     qp->rot_dirty = true;
+    qp->draw = mrc_rng_next(&ctx->rng);
     qp->min_active = p->min_active;
     qp->event_mask = p->event_mask;
     qp->st.ev_count[MRC_EV_GOOD] = p->nevs;
@@ -172,11 +162,13 @@ void mrc_ev_teardown(mrc_qp *qp)
     qp->nevs = qp->nact = 0;
 }
 
-/* A rotation: every active EV once, in a fresh random order; SKIPs end with it. */
+/* A rotation: every active EV once, in a fresh random order; SKIPs end with it. The order is
+ * drawn as it goes (one step of a Fisher-Yates shuffle per pick), which spreads the cost of a
+ * uniform permutation over the packets instead of paying it at the start. */
 static void new_rotation(mrc_qp *qp, uint64_t now)
 {
     qp->rot_no++;
-    for (unsigned i = 0; i < qp->nact; i++) {
+    for (unsigned i = 0; qp->st.ev_count[MRC_EV_SKIP] && i < qp->nact; i++) {
         mrc_qev *e = &qp->evs[qp->act[i]];
         if (e->state == MRC_EV_SKIP && e->skip_rot != qp->rot_no) {
             mrc_ev_set(qp, qp->act[i], MRC_EV_GOOD, MRC_EVR_ROTATION, now);
@@ -184,31 +176,31 @@ static void new_rotation(mrc_qp *qp, uint64_t now)
     }
     memcpy(qp->rot, qp->act, qp->nact * sizeof(uint16_t));
     qp->rot_len = qp->nact;
-    for (uint32_t i = qp->rot_len; i > 1; i--) {
-        uint32_t j = mrc_rng_below(&qp->ctx->rng, i);
-        uint16_t t = qp->rot[i - 1];
-        qp->rot[i - 1] = qp->rot[j];
-        qp->rot[j] = t;
-    }
     qp->rot_pos = 0;
     qp->rot_dirty = false;
 }
 
-uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint64_t now)
+uint32_t mrc_ev_pick_slow(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint32_t drawn,
+                          uint64_t now)
 {
     uint32_t second = MRC_NONE;
     if (qp->rot_dirty) {
         new_rotation(qp, now);
+        drawn = MRC_NONE;
     }
     /* two passes at most: the rest of this rotation, then a whole fresh one */
     for (unsigned tries = 0; tries <= 2 * qp->nact; tries++) {
-        if (qp->rot_pos >= qp->rot_len) {
-            if (qp->rot_len == 0 && qp->nact == 0) {
-                break;
+        uint32_t evi = drawn;
+        drawn = MRC_NONE;
+        if (evi == MRC_NONE) {
+            if (qp->rot_pos >= qp->rot_len) {
+                if (qp->nact == 0) {
+                    break;
+                }
+                new_rotation(qp, now);
             }
-            new_rotation(qp, now);
+            evi = mrc_ev_draw(qp);
         }
-        uint32_t evi = qp->rot[qp->rot_pos++];
         mrc_qev *e = &qp->evs[evi];
         if (e->state == MRC_EV_SKIP && now >= e->skip_until) {
             mrc_ev_set(qp, evi, MRC_EV_GOOD, MRC_EVR_ROTATION, now);

@@ -91,10 +91,9 @@ typedef struct mrc_qev {
 
 /* An outstanding request packet, by PSN. */
 typedef struct mrc_txp {
-    uint32_t wr;         /* send-queue slot */
-    uint32_t off;        /* byte offset in the message */
-    uint32_t prev, next; /* send-order list of unacknowledged transmissions (slots) */
-    uint32_t tx_seq;     /* transmission number of its latest copy */
+    uint32_t wr;     /* send-queue slot */
+    uint32_t off;    /* byte offset in the message */
+    uint32_t tx_seq; /* transmission number of its latest copy */
     uint16_t len;
     uint16_t evi;
     uint8_t flags;
@@ -104,7 +103,6 @@ typedef struct mrc_txp {
 } mrc_txp;
 
 #define TXP_ACKED (1u << 0)
-#define TXP_LISTED (1u << 1) /* in the send-order list */
 #define TXP_QUEUED (1u << 2) /* waiting in the retransmit FIFO */
 #define TXP_HELD (1u << 3)   /* waiting out a resource NACK */
 
@@ -180,6 +178,7 @@ struct mrc_qp {
     uint32_t evmap_mask;
     uint16_t *act, *rot;
     unsigned nact, rot_len, rot_pos;
+    uint64_t draw; /* the rotation's random state */
     uint32_t rot_no;
     bool rot_dirty;
     unsigned quota[MRC_MAX_PORTS];
@@ -198,7 +197,13 @@ struct mrc_qp {
     uint32_t win;      /* W: the MPR window in PSNs */
     uint32_t txp_mask; /* ring capacity - 1 (a power of two >= W) */
     uint32_t snd_una, snd_nxt, una_slot;
-    uint32_t list_head, list_tail; /* send-order list */
+    /* the send log: every transmission in send order, by slot and tx_seq; an entry is dead
+     * once its slot was sent again, acknowledged or found lost, and dead entries are dropped
+     * when they reach the head, which is so the oldest live transmission */
+    struct mrc_txlog {
+        uint32_t slot, seq;
+    } * log;
+    uint32_t log_mask, log_head, log_tail;
     uint32_t tx_seq, max_acked_seq;
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
     uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
@@ -218,6 +223,12 @@ struct mrc_qp {
     uint32_t backoff;
     uint64_t backoff_hold; /* timeouts before this belong to the last back-off step */
     uint64_t rto_base, last_progress;
+    uint64_t rto, arm_delay; /* from mrc_req_timing() */
+    uint8_t dscp_tx[2];      /* first transmissions, retransmissions */
+    /* per port: the middle packets' headers of the message tagged (MSN | 1 << 24) */
+    uint8_t dtmpl[MRC_MAX_PORTS][MRC_BASE_LEN + MRC_METH_LEN + MRC_TSETH_LEN + MRC_RETH_LEN];
+    uint32_t dtmpl_tag[MRC_MAX_PORTS];
+    uint32_t dtmpl_len;
     mrc_probe probes[MRC_MAX_PROBES];
     uint16_t probe_seq;
     uint8_t probes_queued, probes_out; /* slots waiting to be sent, and sent and unanswered */
@@ -314,9 +325,15 @@ void mrc_qp_ready(mrc_qp *qp);
 void mrc_qp_unlink(mrc_qp *qp);
 /* Recomputes the QP's next deadline from scratch. */
 void mrc_qp_timer_update(mrc_qp *qp);
-/* Makes sure the QP wakes no later than |deadline| (cheap when it already does). */
-void mrc_qp_timer_arm(mrc_qp *qp, uint64_t deadline);
-mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key);
+void mrc_qp_timer_set(mrc_qp *qp, uint64_t deadline);
+/* Makes sure the QP wakes no later than |deadline|: per packet, so inline while it already
+ * does. */
+static inline void mrc_qp_timer_arm(mrc_qp *qp, uint64_t deadline)
+{
+    if (deadline < qp->expiry) {
+        mrc_qp_timer_set(qp, deadline);
+    }
+}
 mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id);
 void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e);
 int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t ev, unsigned port,
@@ -327,9 +344,9 @@ bool mrc_cq_push(mrc_cq *cq, const mrc_wc *wc);
 int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p);
 void mrc_ev_teardown(mrc_qp *qp);
 uint32_t mrc_ev_lookup(const mrc_qp *qp, uint32_t val);
-/* The next EV to spray on, over ports in |port_mask|, avoiding |avoid|; MRC_NONE if none. */
-uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint64_t now);
-bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_mask);
+/* mrc_ev_pick() past its common case; |drawn| is the EV it drew already, or MRC_NONE. */
+uint32_t mrc_ev_pick_slow(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint32_t drawn,
+                          uint64_t now);
 void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, uint64_t now);
 /* Automatic ASSUMED_BAD, refused below the min-active floor. */
 void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now);
@@ -347,11 +364,12 @@ void mrc_ev_probe_result(mrc_qp *qp, uint32_t evi, bool ok, uint8_t m, uint64_t 
 /* The EV for a control packet towards the peer, leaving from |port| if it can. */
 uint32_t mrc_ev_reverse(mrc_qp *qp, unsigned port);
 void mrc_ev_reverse_suspect(mrc_qp *qp, unsigned port);
-uint32_t mrc_ev_port_mask(const mrc_qp *qp);
 
 /* mrc_req.c: the requester half */
 int mrc_req_setup(mrc_qp *qp);
 void mrc_req_teardown(mrc_qp *qp);
+/* After the back-off, the timeout or the retry counts change. */
+void mrc_req_timing(mrc_qp *qp);
 int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
                   uint64_t now);
 void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now);
@@ -376,8 +394,6 @@ void mrc_rsp_flush(mrc_qp *qp);
  * and UDP source port from the EV, the opcode, and BTH flags cleared. The fixed part comes from
  * the QP's template for the EV's port when the packet is encoded. */
 void mrc_pkt_base(mrc_pkt *pkt, uint8_t opcode, uint32_t ev, uint8_t dscp, uint8_t ecn);
-/* After headers and payload (|len| bytes) are in |dest|: pad, and the ICRC when it is on. */
-size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len);
 /* A send work request is done with its memory regions. */
 void mrc_wqe_release(mrc_swqe *w);
 /* Encodes the payload-less |pkt| into |dest| (over |tmpl| when given), finishes it and fills
@@ -394,6 +410,73 @@ static inline uint16_t mrc_ts_now(uint64_t now)
 static inline uint64_t mrc_ts_rtt(uint16_t ts, uint64_t now)
 {
     return (uint64_t)(uint16_t)(mrc_ts_now(now) - ts) << MRC_TS_SHIFT;
+}
+
+/* After headers and payload (|len| bytes) are in |dest|: pad, and the ICRC when it is on. */
+static inline size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len)
+{
+    if (ctx->set.icrc) {
+        return mrc_wire_finish(dest, destlen, len);
+    }
+    /* no ICRC wanted: the pad and a zero ICRC keep the packet's shape */
+    size_t pad = (4 - (len & 3)) & 3;
+    if (len + pad + MRC_ICRC_LEN > destlen) {
+        return 0;
+    }
+    /* two fixed-size stores rather than a call: the pad bytes and the ICRC */
+    memset(dest + len, 0, 4);
+    memset(dest + len + pad, 0, 4);
+    return len + pad + MRC_ICRC_LEN;
+}
+
+/* The ports a QP can use: up here and at the peer. */
+static inline uint32_t mrc_ev_port_mask(const mrc_qp *qp)
+{
+    return qp->ctx->ports_up & qp->remote_ports;
+}
+
+static inline bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_mask)
+{
+    const mrc_qev *e = &qp->evs[evi];
+    return e->state == MRC_EV_GOOD && (mrc_ev_port_mask(qp) & port_mask & (1u << e->port));
+}
+
+/* The rotation's next EV: a uniform draw from the rest of it, swapped into place. */
+static inline uint32_t mrc_ev_draw(mrc_qp *qp)
+{
+    uint32_t pos = qp->rot_pos++;
+    /* a per-QP LCG, whose high half is random enough to spray and costs a multiply */
+    qp->draw = qp->draw * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t j = pos + (uint32_t)(((qp->draw >> 32) * (uint64_t)(qp->rot_len - pos)) >> 32);
+    uint16_t evi = qp->rot[j];
+    qp->rot[j] = qp->rot[pos];
+    qp->rot[pos] = evi;
+    return evi;
+}
+
+/* The next EV to spray on, over ports in |port_mask|, avoiding |avoid|; MRC_NONE if none. Per
+ * packet, so its common case (the rotation goes on, its next EV is usable) is inline. */
+static inline uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint64_t now)
+{
+    uint32_t evi = MRC_NONE;
+    if (qp->rot_pos < qp->rot_len && !qp->rot_dirty) {
+        evi = mrc_ev_draw(qp);
+        if (evi != avoid && mrc_ev_usable(qp, evi, port_mask)) {
+            return evi;
+        }
+    }
+    return mrc_ev_pick_slow(qp, port_mask, avoid, evi, now);
+}
+
+/* The region a key names, or NULL: per data packet, so inline. */
+static inline mrc_mr *mrc_mr_find(mrc_context *ctx, uint32_t key)
+{
+    uint32_t i = key & MR_SLOT_MASK;
+    if (i == 0 || i > ctx->set.max_mrs) {
+        return NULL;
+    }
+    mrc_mr *mr = ctx->mrs[i - 1];
+    return mr && mr->key == key ? mr : NULL;
 }
 
 #endif

@@ -226,6 +226,9 @@ int mrc_modify_qp(mrc_qp *qp, const mrc_qp_attr *a, uint32_t mask, uint64_t now)
     }
     copy_attrs(qp, a, mask);
     if (to == from) {
+        if (qp->txp && (mask & (MRC_QP_TIMEOUT | MRC_QP_RETRY_CNT))) {
+            mrc_req_timing(qp);
+        }
         return 0;
     }
     switch (to) {
@@ -298,6 +301,10 @@ int mrc_post_send(mrc_qp *qp, const mrc_send_wr *wr, uint64_t now)
     w->npkts = total ? (uint32_t)((total + qp->attr.path_mtu - 1) / qp->attr.path_mtu) : 1;
     w->msn = qp->msn_next;
     qp->msn_next = (qp->msn_next + 1) & 0xffffff;
+    if (qp->msn_next == 0) {
+        /* the middle-packet headers are tagged by MSN: none may outlive its wrap */
+        memset(qp->dtmpl_tag, 0, sizeof(qp->dtmpl_tag));
+    }
     if (wr->opcode == MRC_WR_RDMA_WRITE_WITH_IMM) {
         w->rqmsn = qp->rqmsn_next++;
     }
@@ -455,18 +462,4 @@ int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const uint8_t 
     info->ecn = pkt->ip.tc & 3;
     memcpy(info->dst, dest + 24, 16);
     return (int)n;
-}
-
-size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len)
-{
-    if (ctx->set.icrc) {
-        return mrc_wire_finish(dest, destlen, len);
-    }
-    /* no ICRC wanted: the pad and a zero ICRC keep the packet's shape */
-    size_t pad = (4 - (len & 3)) & 3;
-    if (len + pad + MRC_ICRC_LEN > destlen) {
-        return 0;
-    }
-    memset(dest + len, 0, pad + MRC_ICRC_LEN);
-    return len + pad + MRC_ICRC_LEN;
 }

@@ -30,13 +30,15 @@ int mrc_req_setup(mrc_qp *qp)
     qp->retx = mrc_calloc(ctx, cap, sizeof(uint32_t));
     qp->held = mrc_calloc(ctx, cap, sizeof(uint32_t));
     qp->held_until = mrc_calloc(ctx, cap, sizeof(uint64_t));
-    if (!qp->txp || !qp->retx || !qp->held || !qp->held_until) {
+    qp->log_mask = 4 * cap - 1;
+    qp->log = mrc_calloc(ctx, 4 * cap, sizeof(*qp->log));
+    if (!qp->txp || !qp->retx || !qp->held || !qp->held_until || !qp->log) {
         mrc_req_teardown(qp);
         return MRC_ERR_NOMEM;
     }
     qp->snd_una = qp->snd_nxt = qp->attr.sq_psn;
     qp->una_slot = 0;
-    qp->list_head = qp->list_tail = MRC_NONE;
+    qp->log_head = qp->log_tail = 0;
     qp->tx_seq = qp->max_acked_seq = 0;
     qp->max_acked_sent = 0;
     qp->reo_wnd = qp->ctx->set.reorder_ns;
@@ -51,7 +53,13 @@ int mrc_req_setup(mrc_qp *qp)
     qp->wimm_out = 0;
     qp->backoff = 0;
     qp->backoff_hold = 0;
-    qp->rto_base = 1024ull << qp->attr.timeout;
+    mrc_req_timing(qp);
+    const mrc_settings *set = &ctx->set;
+    bool trim = set->trimmable && !(qp->attr.cap & MRC_QP_CAP_TRIM_NACK_DEST_UNSUPPORTED);
+    qp->dscp_tx[0] = trim ? set->dscp_data : set->dscp_no_trim;
+    qp->dscp_tx[1] = trim ? set->dscp_retx : set->dscp_no_trim;
+    qp->dtmpl_len = MRC_BASE_LEN + MRC_METH_LEN + MRC_RETH_LEN + (set->tseth ? MRC_TSETH_LEN : 0);
+    memset(qp->dtmpl_tag, 0, sizeof(qp->dtmpl_tag));
     memset(qp->probes, 0, sizeof(qp->probes));
     qp->probes_queued = qp->probes_out = 0;
     qp->tlp_out = false;
@@ -65,31 +73,47 @@ void mrc_req_teardown(mrc_qp *qp)
     mrc_dealloc(ctx, qp->retx);
     mrc_dealloc(ctx, qp->held);
     mrc_dealloc(ctx, qp->held_until);
+    mrc_dealloc(ctx, qp->log);
+    qp->log = NULL;
     qp->txp = NULL;
     qp->retx = qp->held = NULL;
     qp->held_until = NULL;
 }
 
-/* The local ACK timeout: the base for the linear retries, then doubling. */
-static uint64_t rto_now(const mrc_qp *qp)
+/* The local ACK timeout: the base for the linear retries, then doubling. Kept in the QP, with
+ * the delay of a transmission's first timer (the tail-loss probe's or the timeout's), and
+ * recomputed whenever the back-off, the timeout or the retry counts change. */
+void mrc_req_timing(mrc_qp *qp)
 {
     uint32_t lin = qp->attr.retry.linear_cnt;
-    if (qp->backoff <= lin) {
-        return qp->rto_base;
-    }
-    uint32_t exp = qp->backoff - lin;
+    uint32_t exp = qp->backoff > lin ? qp->backoff - lin : 0;
     uint32_t cap = qp->ctx->set.rto_backoff_max;
-    return qp->rto_base << (exp < cap ? exp : cap);
+    qp->rto_base = 1024ull << qp->attr.timeout;
+    qp->rto = qp->rto_base << (exp < cap ? exp : cap);
+    uint64_t tlp = qp->rto * qp->ctx->set.tlp_pct / 100;
+    qp->arm_delay = tlp && tlp < qp->rto ? tlp : qp->rto;
+}
+
+static inline uint64_t rto_now(const mrc_qp *qp)
+{
+    return qp->rto;
+}
+
+static void set_backoff(mrc_qp *qp, uint32_t backoff)
+{
+    if (qp->backoff != backoff) {
+        qp->backoff = backoff;
+        mrc_req_timing(qp);
+    }
 }
 
 static void arm_awaiting_ack(mrc_qp *qp);
 static void probe_bad_evs(mrc_qp *qp, uint64_t now, bool now_all);
 
 /* A transmission went out: the QP must wake for its tail-loss probe or its timeout. */
-static void arm_sent(mrc_qp *qp, uint64_t now)
+static inline void arm_sent(mrc_qp *qp, uint64_t now)
 {
-    uint64_t rto = rto_now(qp), tlp = rto * qp->ctx->set.tlp_pct / 100;
-    mrc_qp_timer_arm(qp, now + (tlp && tlp < rto ? tlp : rto));
+    mrc_qp_timer_arm(qp, now + qp->arm_delay);
 }
 
 static bool retries_left(const mrc_qp *qp, const mrc_txp *t)
@@ -98,39 +122,42 @@ static bool retries_left(const mrc_qp *qp, const mrc_txp *t)
     return qp->attr.retry.exp_cnt == 25 || t->attempts < limit;
 }
 
-/* The send-order list of unacknowledged transmissions: its head is the oldest, so the first
- * to time out, and the first a later acknowledgement can show lost. */
-static void list_append(mrc_qp *qp, uint32_t s)
+/* The send log (see mrc_qp): a transmission joins at the tail. */
+static inline bool log_live(const mrc_qp *qp, const struct mrc_txlog *l)
 {
-    mrc_txp *t = &qp->txp[s];
-    t->prev = qp->list_tail;
-    t->next = MRC_NONE;
-    if (qp->list_tail != MRC_NONE) {
-        qp->txp[qp->list_tail].next = s;
-    } else {
-        qp->list_head = s;
-    }
-    qp->list_tail = s;
-    t->flags |= TXP_LISTED;
+    const mrc_txp *t = &qp->txp[l->slot];
+    return t->tx_seq == l->seq && !(t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD));
 }
 
-static void list_unlink(mrc_qp *qp, uint32_t s)
+/* Keeps the head live: called after anything that may have killed it. */
+static inline void log_prune(mrc_qp *qp)
 {
-    mrc_txp *t = &qp->txp[s];
-    if (!(t->flags & TXP_LISTED)) {
-        return;
+    while (qp->log_head != qp->log_tail && !log_live(qp, &qp->log[qp->log_head & qp->log_mask])) {
+        qp->log_head++;
     }
-    if (t->prev != MRC_NONE) {
-        qp->txp[t->prev].next = t->next;
-    } else {
-        qp->list_head = t->next;
+}
+
+/* The oldest live transmission's slot, or MRC_NONE. */
+static inline uint32_t log_first(const mrc_qp *qp)
+{
+    return qp->log_head != qp->log_tail ? qp->log[qp->log_head & qp->log_mask].slot : MRC_NONE;
+}
+
+static void log_append(mrc_qp *qp, uint32_t s)
+{
+    if (qp->log_tail - qp->log_head > qp->log_mask) {
+        /* full of entries behind a long-lived head: keep the live ones (at most one per slot,
+         * so they fit in a quarter), in order */
+        uint32_t w = qp->log_head;
+        for (uint32_t r = qp->log_head; r != qp->log_tail; r++) {
+            struct mrc_txlog l = qp->log[r & qp->log_mask];
+            if (log_live(qp, &l)) {
+                qp->log[w++ & qp->log_mask] = l;
+            }
+        }
+        qp->log_tail = w;
     }
-    if (t->next != MRC_NONE) {
-        qp->txp[t->next].prev = t->prev;
-    } else {
-        qp->list_tail = t->prev;
-    }
-    t->flags &= (uint8_t)~TXP_LISTED;
+    qp->log[qp->log_tail++ & qp->log_mask] = (struct mrc_txlog){s, qp->txp[s].tx_seq};
 }
 
 static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
@@ -139,12 +166,12 @@ static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
     if (t->flags & (TXP_ACKED | TXP_QUEUED)) {
         return;
     }
-    list_unlink(qp, s);
     t->flags |= TXP_QUEUED;
     qp->retx[(qp->retx_head + qp->retx_count) & qp->txp_mask] = psn_of(qp, s);
     qp->retx_count++;
     qp->st.retx_by_cause[cause]++;
     mrc_qp_ready(qp);
+    log_prune(qp);
 }
 
 static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
@@ -153,7 +180,6 @@ static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
     if (t->flags & TXP_ACKED) {
         return;
     }
-    list_unlink(qp, s);
     t->flags |= TXP_ACKED;
     mrc_ev_delivered(&qp->evs[t->evi]);
     if ((int32_t)(t->tx_seq - qp->max_acked_seq) > 0) {
@@ -194,14 +220,13 @@ static void advance_una(mrc_qp *qp, uint32_t psn, uint64_t now)
     if (d <= 0) {
         return;
     }
+    /* the slots keep TXP_ACKED until reused, which keeps their log entries dead */
     for (int32_t i = 0; i < d; i++) {
-        uint32_t s = (qp->una_slot + (uint32_t)i) & qp->txp_mask;
-        ack_one(qp, s, now);
-        qp->txp[s].flags = 0;
+        ack_one(qp, (qp->una_slot + (uint32_t)i) & qp->txp_mask, now);
     }
     qp->snd_una = psn;
     qp->una_slot = (qp->una_slot + (uint32_t)d) & qp->txp_mask;
-    qp->backoff = 0;
+    set_backoff(qp, 0);
     qp->backoff_hold = 0;
     qp->last_progress = now;
 }
@@ -210,10 +235,11 @@ static void advance_una(mrc_qp *qp, uint32_t psn, uint64_t now)
  * decides sooner; UINT64_MAX while too few later transmissions were acknowledged. */
 static uint64_t rack_due(const mrc_qp *qp)
 {
-    if (qp->list_head == MRC_NONE) {
+    uint32_t first = log_first(qp);
+    if (first == MRC_NONE) {
         return UINT64_MAX;
     }
-    const mrc_txp *t = &qp->txp[qp->list_head];
+    const mrc_txp *t = &qp->txp[first];
     if ((int32_t)(qp->max_acked_seq - t->tx_seq) < (int32_t)qp->ctx->set.reorder_pkts) {
         return UINT64_MAX;
     }
@@ -227,14 +253,16 @@ static uint64_t rack_due(const mrc_qp *qp)
 static void rack_detect(mrc_qp *qp, uint64_t now)
 {
     uint64_t due;
+    log_prune(qp);
     while ((due = rack_due(qp)) != UINT64_MAX) {
-        const mrc_txp *t = &qp->txp[qp->list_head];
+        uint32_t first = log_first(qp);
+        const mrc_txp *t = &qp->txp[first];
         if (qp->max_acked_sent <= t->sent + qp->reo_wnd && now < due) {
             mrc_qp_timer_arm(qp, due);
             break;
         }
         mrc_ev_lost(qp, t->evi, now);
-        mark_lost(qp, qp->list_head, MRC_RETX_INFERRED);
+        mark_lost(qp, first, MRC_RETX_INFERRED);
     }
 }
 
@@ -253,11 +281,9 @@ static void gather(const mrc_swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
     }
 }
 
-static uint8_t data_opcode(const mrc_qp *qp, const mrc_swqe *w, uint32_t off, uint32_t len)
+static uint8_t data_opcode(const mrc_swqe *w, bool first, bool last)
 {
     bool imm = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM;
-    bool first = off == 0, last = off + len >= w->length;
-    (void)qp;
     if (first && last) {
         return imm ? MRC_OP_WRITE_ONLY_IMM : MRC_OP_WRITE_ONLY;
     }
@@ -267,36 +293,62 @@ static uint8_t data_opcode(const mrc_qp *qp, const mrc_swqe *w, uint32_t off, ui
     return last ? (imm ? MRC_OP_WRITE_LAST_IMM : MRC_OP_WRITE_LAST) : MRC_OP_WRITE_MIDDLE;
 }
 
-/* Builds and emits the data packet of slot |s| on EV |evi|. */
-static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *dest, size_t destlen,
-                     mrc_tx_info *info, uint64_t now)
+/* The headers of a data packet. A middle packet's are its message's middle headers on that
+ * port with a few fields patched; those are built at the message's first middle packet on
+ * the port, which spares the per-packet encoding of what the message fixes. */
+static size_t data_headers(mrc_qp *qp, const mrc_swqe *w, const mrc_txp *t, const mrc_qev *e,
+                           uint8_t tc, uint8_t flags, uint32_t psn, uint8_t *dest, uint64_t now)
 {
-    mrc_context *ctx = qp->ctx;
-    const mrc_settings *set = &ctx->set;
+    bool first = t->off == 0, last = flags & 0x80;
+    mrc_data_hdr hd = {.tc = tc,
+                       .opcode = data_opcode(w, first, last),
+                       .flags = flags,
+                       .ev = e->val,
+                       .psn = psn,
+                       .rqmsn = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM ? w->rqmsn : 0,
+                       .msn = (uint16_t)w->msn,
+                       .ts = mrc_ts_now(now),
+                       .va = w->remote_addr + t->off,
+                       .rkey = w->rkey,
+                       .dmalen = w->length,
+                       .imm = w->imm};
+    if (first || last) {
+        return mrc_wire_encode_data(dest, qp->tmpl[e->port], &hd, t->len);
+    }
+    uint8_t *m = qp->dtmpl[e->port];
+    uint32_t tag = w->msn | 1u << 24;
+    if (qp->dtmpl_tag[e->port] != tag) {
+        mrc_wire_encode_data(m, qp->tmpl[e->port], &hd, t->len);
+        qp->dtmpl_tag[e->port] = tag;
+    }
+    memcpy(dest, m, sizeof(qp->dtmpl[0]));
+    mrc_wire_patch_data(dest, tc, e->val, flags, psn, hd.ts, hd.va);
+    return qp->dtmpl_len;
+}
+
+/* Builds and emits the data packet of slot |s| on EV |evi|. */
+static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t s, uint32_t evi,
+                                                           bool rtx, uint8_t *dest, size_t destlen,
+                                                           mrc_tx_info *info, uint64_t now)
+{
     mrc_txp *t = &qp->txp[s];
-    mrc_swqe *w = &qp->sq[t->wr];
+    const mrc_swqe *w = &qp->sq[t->wr];
     mrc_qev *e = &qp->evs[evi];
-    bool trim = set->trimmable && !(qp->attr.cap & MRC_QP_CAP_TRIM_NACK_DEST_UNSUPPORTED);
-    uint8_t dscp = !trim ? set->dscp_no_trim : rtx ? set->dscp_retx : set->dscp_data;
-    if ((size_t)MRC_BASE_LEN + 40 + t->len + 3 + MRC_ICRC_LEN > destlen) {
+    uint32_t len = t->len;
+    if ((size_t)MRC_BASE_LEN + 40 + len + 3 + MRC_ICRC_LEN > destlen) {
         return MRC_ERR_NOBUF;
     }
-    mrc_data_hdr hd = {
-        .tc = (uint8_t)(dscp << 2 | MRC_ECN_ECT0),
-        .opcode = data_opcode(qp, w, t->off, t->len),
-        .flags = (uint8_t)((t->off + t->len >= w->length) << 7 | rtx << 5 | set->tseth << 4),
-        .ev = e->val,
-        .psn = psn_of(qp, s),
-        .rqmsn = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM ? w->rqmsn : 0,
-        .msn = (uint16_t)w->msn,
-        .ts = mrc_ts_now(now),
-        .va = w->remote_addr + t->off,
-        .rkey = w->rkey,
-        .dmalen = w->length,
-        .imm = w->imm};
-    size_t h = mrc_wire_encode_data(dest, qp->tmpl[e->port], &hd, t->len);
-    gather(w, t->off, dest + h, t->len);
-    size_t n = mrc_finish(ctx, dest, destlen, h + t->len);
+    uint8_t dscp = qp->dscp_tx[rtx];
+    uint8_t flags =
+        (uint8_t)((t->off + len >= w->length) << 7 | rtx << 5 | qp->ctx->set.tseth << 4);
+    size_t h = data_headers(qp, w, t, e, (uint8_t)(dscp << 2 | MRC_ECN_ECT0), flags, psn_of(qp, s),
+                            dest, now);
+    if (w->nsge == 1) {
+        memcpy(dest + h, (const uint8_t *)(uintptr_t)(w->sge[0].addr + t->off), len);
+    } else {
+        gather(w, t->off, dest + h, len);
+    }
+    size_t n = mrc_finish(qp->ctx, dest, destlen, h + len);
     info->ev = e->val;
     info->port = e->port;
     info->dscp = dscp;
@@ -304,26 +356,24 @@ static int send_data(mrc_qp *qp, uint32_t s, uint32_t evi, bool rtx, uint8_t *de
     info->control = false;
     info->qpn = qp->qpn;
     memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
-    /* bookkeeping: the transmission joins the tail of the send-order list */
+    /* bookkeeping: the transmission joins the tail of the send log */
     t->evi = (uint16_t)evi;
     if (rtx) {
         uint64_t age = now - t->sent;
         t->age = age < UINT32_MAX ? (uint32_t)age : UINT32_MAX;
-    }
-    t->sent = now;
-    t->tx_seq = ++qp->tx_seq;
-    list_append(qp, s);
-    e->pkts_sent++;
-    qp->last_sent_data = now;
-    if (rtx) {
         t->attempts++;
         e->retx_sent++;
         qp->st.retx_pkts++;
-        qp->st.retx_bytes += t->len;
+        qp->st.retx_bytes += len;
     } else {
         qp->st.data_pkts_sent++;
-        qp->st.data_bytes_sent += t->len;
+        qp->st.data_bytes_sent += len;
     }
+    t->sent = now;
+    t->tx_seq = ++qp->tx_seq;
+    log_append(qp, s);
+    e->pkts_sent++;
+    qp->last_sent_data = now;
     return (int)n;
 }
 
@@ -380,14 +430,56 @@ static int send_probe(mrc_qp *qp, mrc_probe *p, uint32_t port_mask, uint8_t *des
     return n;
 }
 
-int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
-                  uint64_t now)
+/* The next packet of the send queue: the common case, inline. */
+static inline __attribute__((always_inline)) int write_new(mrc_qp *qp, uint8_t *dest,
+                                                           size_t destlen, uint32_t port_mask,
+                                                           mrc_tx_info *info, uint64_t now)
 {
-    if (qp->state != MRC_QPS_RTS) {
+    if (qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win) {
         return 0;
     }
-    /* retransmissions first, oldest loss first, each on a fresh EV; with no EV to send on,
-     * the probes that may bring one back still go */
+    uint32_t wi = qp->sq_head + qp->sq_send;
+    wi = wi >= qp->init.max_send_wr ? wi - qp->init.max_send_wr : wi;
+    mrc_swqe *w = &qp->sq[wi];
+    bool wimm = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM;
+    if (wimm && w->nsent == 0 && qp->wimm_out >= qp->attr.wimm.max_wimm) {
+        return 0; /* the peer stashes at most max_wimm immediates: wait for completions */
+    }
+    uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
+    if (evi == MRC_NONE) {
+        return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+    }
+    uint32_t psn = qp->snd_nxt;
+    uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
+    mrc_txp *t = &qp->txp[s];
+    uint32_t mtu = qp->attr.path_mtu, off = w->nsent * mtu;
+    t->wr = wi;
+    t->off = off;
+    t->len = (uint16_t)(w->length - off < mtu ? w->length - off : mtu);
+    t->flags = 0;
+    t->attempts = 0;
+    int n = send_data(qp, s, evi, false, dest, destlen, info, now);
+    if (n < 0) {
+        return n;
+    }
+    qp->snd_nxt = mrc_psn_add(psn, 1);
+    if (w->nsent == 0) {
+        w->first_psn = psn;
+        qp->wimm_out += wimm;
+    }
+    if (++w->nsent == w->npkts) {
+        qp->sq_send++;
+    }
+    arm_sent(qp, now);
+    return n;
+}
+
+/* Retransmissions first, oldest loss first, each on a fresh EV; then the probes; then new
+ * data. With no EV to send a retransmission on, the probes that may bring one back still
+ * go. */
+static int write_repair(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
+                        mrc_tx_info *info, uint64_t now)
+{
     int blocked = 0;
     while (qp->retx_count) {
         uint32_t psn = qp->retx[qp->retx_head];
@@ -446,44 +538,23 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
             return n;
         }
     }
-    if (qp->retx_count || qp->sq_send == qp->sq_count ||
-        mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win) {
+    if (qp->retx_count) {
         return blocked;
     }
-    uint32_t wi = (qp->sq_head + qp->sq_send) % qp->init.max_send_wr;
-    mrc_swqe *w = &qp->sq[wi];
-    bool wimm = w->opcode == MRC_WR_RDMA_WRITE_WITH_IMM;
-    if (wimm && w->nsent == 0 && qp->wimm_out >= qp->attr.wimm.max_wimm) {
-        return 0; /* the peer stashes at most max_wimm immediates: wait for completions */
+    int n = write_new(qp, dest, destlen, port_mask, info, now);
+    return n == 0 ? blocked : n;
+}
+
+int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
+                  uint64_t now)
+{
+    if (qp->state != MRC_QPS_RTS) {
+        return 0;
     }
-    uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
-    if (evi == MRC_NONE) {
-        return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
+    if (qp->retx_count || qp->probes_queued) {
+        return write_repair(qp, dest, destlen, port_mask, info, now);
     }
-    uint32_t psn = qp->snd_nxt;
-    uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
-    mrc_txp *t = &qp->txp[s];
-    uint32_t off = w->nsent * qp->attr.path_mtu;
-    t->wr = wi;
-    t->off = off;
-    t->len = (uint16_t)(w->length - off < qp->attr.path_mtu ? w->length - off : qp->attr.path_mtu);
-    t->flags = 0;
-    t->attempts = 0;
-    qp->snd_nxt = mrc_psn_add(psn, 1);
-    int n = send_data(qp, s, evi, false, dest, destlen, info, now);
-    if (n < 0) {
-        qp->snd_nxt = psn;
-        return n;
-    }
-    if (w->nsent == 0) {
-        w->first_psn = psn;
-        qp->wimm_out += wimm;
-    }
-    if (++w->nsent == w->npkts) {
-        qp->sq_send++;
-    }
-    arm_sent(qp, now);
-    return n;
+    return write_new(qp, dest, destlen, port_mask, info, now);
 }
 
 static void rtt_sample(mrc_qp *qp, uint64_t rtt)
@@ -533,11 +604,13 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
             /* the answer is the responder's whole state, and as good as an acknowledgement of
              * a transmission sent when the probe was (RACK-TLP): what was sent more than the
              * reordering window before the probe and is still missing is lost */
-            while (qp->list_head != MRC_NONE &&
-                   (int32_t)(qp->txp[qp->list_head].tx_seq - p->tx_seq) <= 0 &&
-                   qp->txp[qp->list_head].sent + qp->reo_wnd < p->sent) {
-                mrc_ev_lost(qp, qp->txp[qp->list_head].evi, now);
-                mark_lost(qp, qp->list_head, MRC_RETX_PROBE);
+            uint32_t first;
+            log_prune(qp);
+            while ((first = log_first(qp)) != MRC_NONE &&
+                   (int32_t)(qp->txp[first].tx_seq - p->tx_seq) <= 0 &&
+                   qp->txp[first].sent + qp->reo_wnd < p->sent) {
+                mrc_ev_lost(qp, qp->txp[first].evi, now);
+                mark_lost(qp, first, MRC_RETX_PROBE);
             }
             if (p->sent > qp->max_acked_sent) {
                 qp->max_acked_sent = p->sent;
@@ -635,12 +708,12 @@ void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         break;
     default:
         /* the responder is short of a resource: resend after a pause, not at once */
-        list_unlink(qp, s);
         t->flags |= TXP_HELD;
         qp->held[(qp->held_head + qp->held_count) & qp->txp_mask] = n->nack_psn;
         qp->held_until[(qp->held_head + qp->held_count) & qp->txp_mask] =
             now + qp->ctx->set.nack_retry_ns;
         qp->held_count++;
+        log_prune(qp);
         qp->st.retx_by_cause[MRC_RETX_NACK]++;
         mrc_qp_timer_arm(qp, now + qp->ctx->set.nack_retry_ns);
         break;
@@ -700,6 +773,7 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     if (mrc_psn_diff(a->msn, qp->ack_msn) > 0) {
         qp->ack_msn = a->msn;
     }
+    log_prune(qp);
     mrc_qp_ready(qp);
     arm_awaiting_ack(qp);
 }
@@ -707,7 +781,7 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 /* All sent and acknowledged, but the Transport ACK of the last messages has not come. */
 static bool awaiting_ack(const mrc_qp *qp)
 {
-    return qp->sq_count && qp->sq_send == qp->sq_count && qp->list_head == MRC_NONE &&
+    return qp->sq_count && qp->sq_send == qp->sq_count && log_first(qp) == MRC_NONE &&
            qp->retx_count == 0 && qp->held_count == 0;
 }
 
@@ -720,8 +794,8 @@ static uint64_t tlp_due(const mrc_qp *qp, uint64_t rto)
     /* a tail: nothing new can go out, because there is none or the MPR window is full */
     bool stalled =
         qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win;
-    if (qp->list_tail != MRC_NONE && stalled) {
-        return qp->txp[qp->list_tail].sent + delay;
+    if (log_first(qp) != MRC_NONE && stalled) {
+        return qp->last_sent_data + delay;
     }
     return awaiting_ack(qp) ? qp->last_progress + delay : UINT64_MAX;
 }
@@ -741,8 +815,9 @@ uint64_t mrc_req_expiry(const mrc_qp *qp)
         return e;
     }
     uint64_t rto = rto_now(qp);
-    if (qp->list_head != MRC_NONE) {
-        e = qp->txp[qp->list_head].sent + rto;
+    uint32_t first = log_first(qp);
+    if (first != MRC_NONE) {
+        e = qp->txp[first].sent + rto;
     }
     if (qp->held_count && qp->held_until[qp->held_head] < e) {
         e = qp->held_until[qp->held_head];
@@ -798,8 +873,9 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
     }
     uint64_t rto = rto_now(qp);
     bool fired = false;
-    while (qp->list_head != MRC_NONE && qp->txp[qp->list_head].sent + rto <= now) {
-        uint32_t s = qp->list_head;
+    uint32_t s;
+    log_prune(qp);
+    while ((s = log_first(qp)) != MRC_NONE && qp->txp[s].sent + rto <= now) {
         mrc_qev *e = &qp->evs[qp->txp[s].evi];
         e->timeouts++;
         qp->st.timeouts++;
@@ -823,7 +899,7 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
     /* one back-off step per timeout episode: the packets that time out together, within one
      * timeout of the first, are one failure of the path, not one each */
     if (fired && qp->backoff < 64 && now >= qp->backoff_hold) {
-        qp->backoff++;
+        set_backoff(qp, qp->backoff + 1);
         qp->backoff_hold = now + rto_now(qp);
     }
     if (qp->skip_end <= now) {
@@ -835,11 +911,11 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
         qp->held_head = (qp->held_head + 1) & qp->txp_mask;
         qp->held_count--;
         if (outstanding(qp, psn)) {
-            uint32_t s = slot_of(qp, psn);
-            if (qp->txp[s].flags & TXP_HELD) {
-                qp->txp[s].flags &= (uint8_t)~TXP_HELD;
+            uint32_t h = slot_of(qp, psn);
+            if (qp->txp[h].flags & TXP_HELD) {
+                qp->txp[h].flags &= (uint8_t)~TXP_HELD;
                 qp->st.retx_by_cause[MRC_RETX_NACK]--; /* counted when held */
-                mark_lost(qp, s, MRC_RETX_NACK);
+                mark_lost(qp, h, MRC_RETX_NACK);
             }
         }
     }
@@ -872,12 +948,11 @@ void mrc_req_port_lost(mrc_qp *qp, uint32_t usable, uint64_t now)
         return;
     }
     /* what is in flight on a dead port will not arrive: resend it on the live ones now */
-    uint32_t s = qp->list_head;
-    while (s != MRC_NONE) {
-        uint32_t next = qp->txp[s].next;
-        if (!(usable & (1u << qp->evs[qp->txp[s].evi].port))) {
-            mark_lost(qp, s, MRC_RETX_PORT);
+    for (uint32_t r = qp->log_head; r != qp->log_tail; r++) {
+        const struct mrc_txlog *l = &qp->log[r & qp->log_mask];
+        if (log_live(qp, l) && !(usable & (1u << qp->evs[qp->txp[l->slot].evi].port))) {
+            mark_lost(qp, l->slot, MRC_RETX_PORT);
         }
-        s = next;
     }
+    log_prune(qp);
 }

@@ -118,14 +118,19 @@ static void queue_ack(mrc_qp *qp, uint8_t syndrome, unsigned port)
 }
 
 /* ALWAYS_SKIP: an EV whose packets keep arriving CE-marked is persistently congested; the
- * requester should stop using it rather than skip it rotation after rotation. */
-static uint8_t path_verdict(mrc_qp *qp, uint32_t ev, bool ce)
+ * requester should stop using it rather than skip it rotation after rotation. An EV is judged
+ * over the always_skip_window packets that follow its first mark: only a mark claims a slot,
+ * which keeps the unmarked common case to a lookup. */
+static inline uint8_t path_verdict(mrc_qp *qp, uint32_t ev, bool ce)
 {
-    const mrc_settings *s = &qp->ctx->set;
     mrc_ce_slot *c = &qp->ce[(ev * 0x9e3779b1u) >> 26];
     if (c->ev != ev) {
+        if (!ce) {
+            return MRC_M_NONE;
+        }
         *c = (mrc_ce_slot){.ev = ev};
     }
+    const mrc_settings *s = &qp->ctx->set;
     c->pkts++;
     c->ce += ce;
     uint8_t m = ce ? MRC_M_SKIP_ONCE : MRC_M_NONE;
@@ -240,20 +245,17 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
     /* the message: its 24-bit MSN from the 16 bits in METH, relative to the in-order frontier */
     uint32_t k = (uint32_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1));
     uint32_t mtu = qp->attr.path_mtu;
-    unsigned shift = (unsigned)__builtin_ctz(mtu); /* a power of two */
-    uint32_t npkts = pkt->h.dmalen ? (uint32_t)(((uint64_t)pkt->h.dmalen + mtu - 1) >> shift) : 1;
     uint8_t op = pkt->h.opcode;
     bool imm = op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM;
     bool last = imm || op == MRC_OP_WRITE_LAST || op == MRC_OP_WRITE_ONLY;
     mrc_mr *mr = mrc_mr_find(qp->ctx, pkt->h.rkey);
-    uint64_t base = mr ? (uint64_t)(uintptr_t)mr->addr : 0;
     uint64_t va = pkt->h.va, len = pkt->payload_len;
     mrc_rmsg *m = &qp->rmsg[(qp->rmsg_head + k) & qp->rmsg_mask];
+    uint64_t at = mr ? va - (uint64_t)(uintptr_t)mr->addr : 0;
     bool bad = k > qp->rmsg_mask || len > mtu || (!last && len != mtu) ||
                ((m->flags & RMSG_SEEN) && m->len != pkt->h.dmalen) || !mr ||
-               !(mr->access & MRC_ACCESS_REMOTE_WRITE) ||
-               !(qp->attr.access_flags & MRC_ACCESS_REMOTE_WRITE) || va < base ||
-               va - base > mr->len || len > mr->len - (va - base);
+               !(mr->access & qp->attr.access_flags & MRC_ACCESS_REMOTE_WRITE) ||
+               va < (uint64_t)(uintptr_t)mr->addr || at > mr->len || len > mr->len - at;
     if (bad) {
         /* a request we cannot honour (rkey, bounds, access, framing): fatal for the requester */
         qp->st.nacks_sent[mrc_nack_index(MRC_NACK_UNEXP_EVENT)]++;
@@ -276,17 +278,14 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
         m->flags |= RMSG_RESERVED | RMSG_IMM;
         m->imm = pkt->h.imm;
     }
-    if (len) {
-        memcpy(mr->addr + (va - base), pkt->payload, len);
-    }
+    memcpy(mr->addr + at, pkt->payload, len);
     if (!(m->flags & RMSG_SEEN)) {
+        unsigned shift = (unsigned)__builtin_ctz(mtu); /* a power of two */
         m->flags |= RMSG_SEEN;
-        m->npkts = npkts;
+        m->npkts = pkt->h.dmalen ? (uint32_t)(((uint64_t)pkt->h.dmalen + mtu - 1) >> shift) : 1;
         m->len = pkt->h.dmalen;
         m->rqmsn = pkt->h.rqmsn;
     }
-    m->nrcvd++;
-    bit_set(qp, qp->rhead + (uint32_t)d);
     /* anything but the next PSN after the highest one (a gap opening, a late packet, a hole
      * filling) is reported at once, by a SACK whose bitmap ends at it: SACKs are coalesced
      * over in-order runs only, which one bitmap always shows whole */
@@ -295,16 +294,24 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
     if (ahead > 0) {
         qp->rmax = psn;
     }
-    qp->ooo++;
-    if (d == 0) {
-        advance_cack(qp);
+    if (d == 0 && qp->ooo == 0) {
+        /* in order with nothing beyond: the bitmap stays empty */
+        qp->rhead = (qp->rhead + 1) & qp->rcap_mask;
+        qp->cack = psn;
+    } else {
+        bit_set(qp, qp->rhead + (uint32_t)d);
+        qp->ooo++;
+        if (d == 0) {
+            advance_cack(qp);
+        }
     }
     qp->rcvd_bytes += (uint32_t)len;
     qp->st.data_pkts_rcvd++;
     qp->st.data_bytes_rcvd += len;
-    bool done = complete_messages(qp);
+    /* only the oldest message completing lets messages complete */
+    bool done = ++m->nrcvd == m->npkts && k == 0 && complete_messages(qp);
     uint8_t verdict = path_verdict(qp, ev, info->ecn == MRC_ECN_CE);
-    if (++qp->since_sack >= s->sack_every || verdict != MRC_M_NONE || ooo ||
+    if (++qp->since_sack >= qp->ctx->set.sack_every || verdict != MRC_M_NONE || ooo ||
         (pkt->h.flags & 0x80) || done) {
         /* the in-order run this SACK ends */
         queue_sack(qp, mrc_psn_add(psn, 1 - (int32_t)qp->since_sack), psn, ev, verdict, pkt, port);

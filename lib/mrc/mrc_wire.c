@@ -46,84 +46,6 @@ static const op_info op_table[OP_COUNT] = {
     [MRC_OP_PROBE - OP_BASE] = {MRC_HAS_PETH, MRC_PETH_LEN},
 };
 
-/* Big-endian loads and stores, alignment-free. memcpy of a fixed size plus a byte swap is one
- * load or store and one bswap on little-endian hosts; byte-by-byte shifts, which compilers do
- * not always fuse, cost several instructions per field on every packet. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define BE16(x) __builtin_bswap16(x)
-#define BE32(x) __builtin_bswap32(x)
-#define BE64(x) __builtin_bswap64(x)
-#else
-#define BE16(x) (x)
-#define BE32(x) (x)
-#define BE64(x) (x)
-#endif
-
-static inline uint16_t ld16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return BE16(v);
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return BE32(v);
-}
-
-/* A 24-bit field is always preceded by a byte of the same header: load 32 bits ending with it. */
-static inline uint32_t ld24(const uint8_t *p)
-{
-    return ld32(p - 1) & 0xffffff;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return BE64(v);
-}
-
-/* The ICRC is the one little-endian field. */
-static inline uint32_t ld32le(const uint8_t *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static inline void st16(uint8_t *p, uint32_t v)
-{
-    uint16_t x = BE16((uint16_t)v);
-    memcpy(p, &x, 2);
-}
-
-static inline void st24(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 16);
-    st16(p + 1, v);
-}
-
-static inline void st32(uint8_t *p, uint32_t v)
-{
-    uint32_t x = BE32(v);
-    memcpy(p, &x, 4);
-}
-
-static inline void st64(uint8_t *p, uint64_t v)
-{
-    uint64_t x = BE64(v);
-    memcpy(p, &x, 8);
-}
-
-static inline void st32le(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 /* Timestamp block: tx_timestamp (16) | TSR (1) | reserved (11) | format type (4). */
 static inline unsigned ts_get(mrc_tseth *ts, const uint8_t *p)
 {
@@ -623,45 +545,6 @@ size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl, 
                             size_t payload_len)
 {
     return encode(dest, destlen, pkt, payload_len, tmpl);
-}
-
-size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, const mrc_data_hdr *h,
-                            size_t payload_len)
-{
-    bool imm = h->opcode == MRC_OP_WRITE_LAST_IMM || h->opcode == MRC_OP_WRITE_ONLY_IMM;
-    bool ts = h->flags & 0x10;
-    size_t hdrlen = MRC_BASE_LEN + MRC_METH_LEN + MRC_RETH_LEN + (ts ? MRC_TSETH_LEN : 0) +
-                    (imm ? MRC_IMM_LEN : 0);
-    uint32_t pad = (0u - (uint32_t)payload_len) & 3;
-    uint32_t plen = (uint32_t)(hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN);
-    memcpy(dest, tmpl, MRC_BASE_LEN);
-    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
-    st16(dest + 4, plen);
-    uint8_t *p = dest + MRC_IP6_LEN;
-    st16(p, h->ev & 0xffff);
-    st16(p + 4, plen);
-    p += MRC_UDP_LEN;
-    p[0] = h->opcode;
-    p[1] = (uint8_t)(pad << 4);
-    p[8] = h->flags;
-    st24(p + 9, h->psn & 0xffffff);
-    p += MRC_BTH_LEN;
-    st16(p, h->rqmsn);
-    st16(p + 2, h->msn);
-    p += MRC_METH_LEN;
-    if (ts) {
-        st16(p, h->ts);
-        p[2] = 0;
-        p[3] = MRC_TS_FORMAT;
-        p += MRC_TSETH_LEN;
-    }
-    st64(p, h->va);
-    st32(p + 8, h->rkey);
-    st32(p + 12, h->dmalen);
-    if (imm) {
-        st32(p + MRC_RETH_LEN, h->imm);
-    }
-    return hdrlen;
 }
 
 size_t mrc_wire_encode_sack(uint8_t *dest, const uint8_t *tmpl, const mrc_sack_hdr *h)

@@ -9,6 +9,8 @@
 
 #include <mrcfab/mrc.h> /* MRC_ECN_*, shared with mrc_rx_info */
 
+#include "mrc_bytes.h"
+
 /* Opcodes: MRC's own space, opcode[7:5] = 0b110. */
 #define MRC_OP_WRITE_FIRST 0xc6
 #define MRC_OP_WRITE_MIDDLE 0xc7
@@ -272,9 +274,65 @@ typedef struct mrc_data_hdr {
 
 /* The data path's encoder: the headers of a write packet over template |tmpl| (the same bytes
  * mrc_wire_encode_tmpl writes for it). |dest| must hold MRC_BASE_LEN + 40 bytes. Returns the
- * header length. */
-size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, const mrc_data_hdr *h,
-                            size_t payload_len);
+ * header length. Inline, so that the caller's fields go straight to the packet. */
+static inline size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, const mrc_data_hdr *h,
+                                          size_t payload_len)
+{
+    bool imm = h->opcode == MRC_OP_WRITE_LAST_IMM || h->opcode == MRC_OP_WRITE_ONLY_IMM;
+    bool ts = h->flags & 0x10;
+    size_t hdrlen = MRC_BASE_LEN + MRC_METH_LEN + MRC_RETH_LEN + (ts ? MRC_TSETH_LEN : 0) +
+                    (imm ? MRC_IMM_LEN : 0);
+    uint32_t pad = (0u - (uint32_t)payload_len) & 3;
+    uint32_t plen = (uint32_t)(hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN);
+    memcpy(dest, tmpl, MRC_BASE_LEN);
+    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
+    st16(dest + 4, plen);
+    uint8_t *p = dest + MRC_IP6_LEN;
+    st16(p, h->ev & 0xffff);
+    st16(p + 4, plen);
+    p += MRC_UDP_LEN;
+    p[0] = h->opcode;
+    p[1] = (uint8_t)(pad << 4);
+    p[8] = h->flags;
+    st24(p + 9, h->psn & 0xffffff);
+    p += MRC_BTH_LEN;
+    st16(p, h->rqmsn);
+    st16(p + 2, h->msn);
+    p += MRC_METH_LEN;
+    if (ts) {
+        st16(p, h->ts);
+        p[2] = 0;
+        p[3] = MRC_TS_FORMAT;
+        p += MRC_TSETH_LEN;
+    }
+    st64(p, h->va);
+    st32(p + 8, h->rkey);
+    st32(p + 12, h->dmalen);
+    if (imm) {
+        st32(p + MRC_RETH_LEN, h->imm);
+    }
+    return hdrlen;
+}
+
+/* A middle write packet (full MTU, no immediate) differs from the others of its message on
+ * the same port only in these fields: the data path builds its headers once per message and
+ * port with mrc_wire_encode_data() and patches them per packet. |dest| holds such headers. */
+static inline void mrc_wire_patch_data(uint8_t *dest, uint8_t tc, uint32_t ev, uint8_t flags,
+                                       uint32_t psn, uint16_t ts, uint64_t va)
+{
+    uint8_t *bth = dest + MRC_IP6_LEN + MRC_UDP_LEN;
+    st32(dest, 6u << 28 | (uint32_t)tc << 20 | (ev >> 16));
+    st16(dest + MRC_IP6_LEN, ev & 0xffff);
+    bth[8] = flags;
+    st24(bth + 9, psn & 0xffffff);
+    uint8_t *p = bth + MRC_BTH_LEN + MRC_METH_LEN;
+    if (flags & 0x10) {
+        st16(p, ts);
+        p += MRC_TSETH_LEN;
+    }
+    st64(p, va);
+}
+
 /* A SACK's fields, for the SACK path's encoder and decoder (mrc_seth and mrc_ccstate in one;
  * the BTH PSN is the cumulative PSN too). */
 typedef struct mrc_sack_hdr {

@@ -12,9 +12,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The instructions of the functions matching |toggle|, less the payload copies they made.
 cost() {
-    local toggle=$1 icrc=${2:-}
+    local toggle=$1 burst=$2 icrc=${3:-}
     valgrind --tool=callgrind --toggle-collect="$toggle" --callgrind-out-file="$tmp/cg" \
-        "$bin/bench_mrc_cost" "$pkts" $icrc >/dev/null 2>"$tmp/vg.log"
+        "$bin/bench_mrc_cost" "$pkts" "$burst" $icrc >/dev/null 2>"$tmp/vg.log"
     # per function only (--auto=no): annotated source lines would count the copy again
     callgrind_annotate --auto=no "$tmp/cg" >"$tmp/ann" 2>/dev/null
     local total copy
@@ -30,13 +30,16 @@ cost() {
 }
 
 [ -x "$bin/bench_mrc_cost" ] && [ -x "$bin/mrc-pair" ] || { echo "bench_mrc: build first" >&2; exit 1; }
-send=$(cost 'side_send_*')
-recv=$(cost 'side_recv_*')
-send_icrc=$(cost 'side_send_*' icrc)
-recv_icrc=$(cost 'side_recv_*' icrc)
+burst=${BENCH_BURST:-16}
+send=$(cost 'side_send_*' "$burst")
+recv=$(cost 'side_recv_*' "$burst")
+send1=$(cost 'side_send_*' 1)
+recv1=$(cost 'side_recv_*' 1)
+send_icrc=$(cost 'side_send_*' "$burst" icrc)
+recv_icrc=$(cost 'side_recv_*' "$burst" icrc)
 echo "engine instructions per 4 KiB data packet, payload copy excluded (callgrind, $pkts packets):"
-echo "  sender   $send   (with ICRC: $send_icrc)"
-echo "  receiver $recv   (with ICRC: $recv_icrc)"
+echo "  sender   $send in bursts of $burst, $send1 one at a time   (with ICRC: $send_icrc)"
+echo "  receiver $recv in bursts of $burst, $recv1 one at a time   (with ICRC: $recv_icrc)"
 
 goodput() {
     local best=0 g

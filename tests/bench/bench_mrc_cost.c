@@ -7,9 +7,10 @@
 #include <string.h>
 
 #define ROOM 16384
+#define BURST_MAX 64
 
 static uint64_t now_ns;
-static uint8_t pkt[ROOM];
+static uint8_t bufs[2][BURST_MAX][ROOM];
 
 static void *bm_malloc(size_t n, void *u)
 {
@@ -23,28 +24,57 @@ static void bm_free(void *p, void *u)
     free(p);
 }
 
-/* The sender's work per data packet: pulling it out, and taking in the SACKs it earns. */
-__attribute__((noinline)) int side_send_write(mrc_context *c, mrc_tx_info *info)
+/* Each side's work behind functions of its own (noipa: never merged or inlined). The sender:
+ * writing data packets, and taking in the SACKs they earn. */
+__attribute__((noipa)) int side_send_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
 {
-    return mrc_write_pkt(c, pkt, ROOM, ~0u, info, now_ns);
+    if (n == 1) {
+        int rv = mrc_write_pkt(c, p->data, p->room, ~0u, &p->info, now_ns);
+        p->len = rv > 0 ? (size_t)rv : 0;
+        return rv > 0;
+    }
+    return mrc_write_pkts(c, p, n, ~0u, now_ns);
 }
 
-__attribute__((noinline)) int side_send_read(mrc_context *c, const uint8_t *p, size_t n,
-                                             const mrc_rx_info *info)
+__attribute__((noipa)) void side_send_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
 {
-    return mrc_read_pkt(c, p, n, info, now_ns);
+    if (n == 1) {
+        mrc_read_pkt(c, p->data, p->len, &p->info, now_ns);
+    } else {
+        mrc_read_pkts(c, p, n, now_ns);
+    }
 }
 
-/* The receiver's work per data packet: taking it in, and pulling out its answers. */
-__attribute__((noinline)) int side_recv_read(mrc_context *c, const uint8_t *p, size_t n,
-                                             const mrc_rx_info *info)
+/* The receiver: taking data packets in, and writing their answers. */
+__attribute__((noipa)) void side_recv_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
 {
-    return mrc_read_pkt(c, p, n, info, now_ns);
+    if (n == 1) {
+        mrc_read_pkt(c, p->data, p->len, &p->info, now_ns);
+    } else {
+        mrc_read_pkts(c, p, n, now_ns);
+    }
 }
 
-__attribute__((noinline)) int side_recv_write(mrc_context *c, uint8_t *dest, mrc_tx_info *info)
+__attribute__((noipa)) int side_recv_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
 {
-    return mrc_write_pkt(c, dest, ROOM, ~0u, info, now_ns);
+    if (n == 1) {
+        int rv = mrc_write_pkt(c, p->data, p->room, ~0u, &p->info, now_ns);
+        p->len = rv > 0 ? (size_t)rv : 0;
+        return rv > 0;
+    }
+    return mrc_write_pkts(c, p, n, ~0u, now_ns);
+}
+
+/* What one side wrote, as the other side receives it. */
+static unsigned deliver(const mrc_tx_pkt *tx, unsigned n, mrc_rx_pkt *rx)
+{
+    for (unsigned k = 0; k < n; k++) {
+        rx[k] = (mrc_rx_pkt){
+            .data = tx[k].data,
+            .len = tx[k].len,
+            .info = {.port = tx[k].info.port, .ecn = tx[k].info.ecn, .dscp = tx[k].info.dscp}};
+    }
+    return n;
 }
 
 static void must(int rv, const char *what)
@@ -58,8 +88,13 @@ static void must(int rv, const char *what)
 int main(int argc, char **argv)
 {
     unsigned long npkts = argc > 1 ? strtoul(argv[1], NULL, 0) : 20000;
+    unsigned burst = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1;
+    bool icrc = argc > 3 && strcmp(argv[3], "icrc") == 0;
     uint32_t mtu = 4096, msg = 1 << 20, planes = 8;
-    bool icrc = argc > 2 && strcmp(argv[2], "icrc") == 0;
+    if (burst == 0 || burst > BURST_MAX) {
+        fprintf(stderr, "usage: bench_mrc_cost [packets [burst (1..%d) [icrc]]]\n", BURST_MAX);
+        return 2;
+    }
     mrc_context *ctx[2];
     mrc_qp *qp[2];
     mrc_cq *cq[2];
@@ -67,7 +102,8 @@ int main(int argc, char **argv)
     uint8_t *mem[2];
     mrc_ev evs[256];
     for (unsigned i = 0; i < 256; i++) {
-        evs[i] = (mrc_ev){.val = (i % planes) << 29 | (i / planes) << 18, .port = (uint8_t)(i % planes)};
+        evs[i] =
+            (mrc_ev){.val = (i % planes) << 29 | (i / planes) << 18, .port = (uint8_t)(i % planes)};
     }
     for (int s = 0; s < 2; s++) {
         mrc_settings set;
@@ -81,8 +117,12 @@ int main(int argc, char **argv)
         must(mrc_ev_profile_create(ctx[s], 1, &ea), "ev profile");
         must(mrc_cc_profile_create(ctx[s], 1, &ca), "cc profile");
         must(mrc_cq_new(ctx[s], 4096, &cq[s]), "cq");
-        mrc_qp_init_attr qa = {.send_cq = cq[s], .recv_cq = cq[s], .max_send_wr = 64,
-                               .max_recv_wr = 64, .max_send_sge = 1, .sq_sig_all = true};
+        mrc_qp_init_attr qa = {.send_cq = cq[s],
+                               .recv_cq = cq[s],
+                               .max_send_wr = 64,
+                               .max_recv_wr = 64,
+                               .max_send_sge = 1,
+                               .sq_sig_all = true};
         must(mrc_qp_new(ctx[s], &qa, &qp[s]), "qp");
         mem[s] = calloc(1, 8 * (size_t)msg);
         must(mrc_reg_mr(ctx[s], mem[s], 8 * (size_t)msg, MRC_ACCESS_REMOTE_WRITE, &mr[s]), "mr");
@@ -92,8 +132,9 @@ int main(int argc, char **argv)
         memset(&a, 0, sizeof(a));
         a.qp_state = MRC_QPS_INIT;
         a.profile.ev_profile_id = a.profile.cc_profile_id = 1;
-        must(mrc_modify_qp(qp[s], &a, MRC_QP_STATE | MRC_QP_EV_PROFILE_ID | MRC_QP_CC_PROFILE_ID, 0),
-             "init");
+        must(
+            mrc_modify_qp(qp[s], &a, MRC_QP_STATE | MRC_QP_EV_PROFILE_ID | MRC_QP_CC_PROFILE_ID, 0),
+            "init");
         a.qp_state = MRC_QPS_RTR;
         a.dest_qp_num = mrc_qp_num(qp[1 - s]);
         a.path_mtu = mtu;
@@ -119,38 +160,44 @@ int main(int argc, char **argv)
                            0),
              "rts");
     }
-    static uint8_t ctl[ROOM];
     unsigned long sent = 0, posted = 0, done = 0;
-    mrc_rx_info rx = {.ecn = MRC_ECN_ECT0, .dscp = 4};
+    mrc_tx_pkt tx[2][BURST_MAX];
+    mrc_rx_pkt rx[BURST_MAX];
+    for (int s = 0; s < 2; s++) {
+        for (unsigned k = 0; k < BURST_MAX; k++) {
+            tx[s][k] = (mrc_tx_pkt){.data = bufs[s][k], .room = ROOM};
+        }
+    }
     while (sent < npkts) {
         while (posted - done < 4) {
-            mrc_sge g = {.addr = (uint64_t)(uintptr_t)(mem[0] + (posted % 8) * msg), .length = msg,
+            mrc_sge g = {.addr = (uint64_t)(uintptr_t)(mem[0] + (posted % 8) * msg),
+                         .length = msg,
                          .lkey = mrc_mr_lkey(mr[0])};
-            mrc_send_wr wr = {.wr_id = posted, .opcode = MRC_WR_RDMA_WRITE, .sg_list = &g,
+            mrc_send_wr wr = {.wr_id = posted,
+                              .opcode = MRC_WR_RDMA_WRITE,
+                              .sg_list = &g,
                               .num_sge = 1,
                               .remote_addr = (uint64_t)(uintptr_t)(mem[1] + (posted % 8) * msg),
                               .rkey = mrc_mr_rkey(mr[1])};
             must(mrc_post_send(qp[0], &wr, now_ns), "post");
             posted++;
         }
-        mrc_tx_info info;
-        int n = side_send_write(ctx[0], &info);
+        /* a burst of data one way, then every answer the other way */
+        int n = side_send_write(ctx[0], tx[0], burst);
         if (n > 0) {
-            rx.port = info.port;
-            side_recv_read(ctx[1], pkt, (size_t)n, &rx);
-            sent++;
+            side_recv_read(ctx[1], rx, deliver(tx[0], (unsigned)n, rx));
+            sent += (unsigned long)n;
         }
         int m;
-        while ((m = side_recv_write(ctx[1], ctl, &info)) > 0) {
-            mrc_rx_info crx = {.port = info.port};
-            side_send_read(ctx[0], ctl, (size_t)m, &crx);
+        while ((m = side_recv_write(ctx[1], tx[1], burst)) > 0) {
+            side_send_read(ctx[0], rx, deliver(tx[1], (unsigned)m, rx));
         }
         mrc_wc wc[16];
         int k;
         while ((k = mrc_poll_cq(cq[0], 16, wc)) > 0) {
             done += (unsigned long)k;
         }
-        now_ns += 330; /* 4 KiB at 100 Gb/s */
+        now_ns += 330ull * (unsigned)(n > 0 ? n : 1); /* 4 KiB at 100 Gb/s */
     }
     mrc_qp_stats st;
     mrc_qp_get_stats(qp[0], &st);
