@@ -459,6 +459,7 @@ typedef struct mrc_qp_stats {
     uint64_t nacks_sent[MRC_NACK_REASONS], nacks_rcvd[MRC_NACK_REASONS];
     uint64_t timeouts, ecn_echoes, always_skips;
     uint64_t probes_sent, probes_answered, probes_rcvd;
+    uint64_t rev_refreshes; /* EV probes sent to re-validate a reverse EV */
     uint64_t data_pkts_rcvd, data_bytes_rcvd, dup_pkts_rcvd;
     uint64_t msgs_sent_done, msgs_rcvd_done;
     uint64_t ev_transitions[4][4]; /* [from][to] mrc_ev_state */

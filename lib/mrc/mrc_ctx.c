@@ -351,8 +351,12 @@ void mrc_qp_timer_set(mrc_qp *qp, uint64_t deadline)
 void mrc_qp_timer_update(mrc_qp *qp)
 {
     mrc_context *ctx = qp->ctx;
-    uint64_t e =
-        qp->state == MRC_QPS_ERR || qp->state == MRC_QPS_RESET ? UINT64_MAX : mrc_req_expiry(qp);
+    uint64_t e = UINT64_MAX;
+    if (qp->state == MRC_QPS_RTR || qp->state == MRC_QPS_RTS) {
+        uint64_t rev = mrc_ev_rev_due(qp);
+        e = mrc_req_expiry(qp);
+        e = rev < e ? rev : e;
+    }
     qp->expiry = e;
     if (e == UINT64_MAX) {
         heap_remove(ctx, qp);
@@ -492,6 +496,7 @@ int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t
                                  .ev = ev,
                                  .port = (uint8_t)port,
                                  .sent = now,
+                                 .refresh = qp != NULL,
                                  .qp = qp};
         ctx->ep_pend_count++;
     }
@@ -507,15 +512,24 @@ int mrc_ep_probe(mrc_context *ctx, const uint8_t dst[16], uint32_t ev, unsigned 
     return mrc_ep_send(ctx, MRC_EP_OP_EV_PROBE, dst, ev, port, NULL, now, preq_id);
 }
 
+void mrc_ep_forget(mrc_context *ctx, const mrc_qp *qp)
+{
+    for (unsigned i = 0; ctx->ep_pend_count && i < MRC_EP_SLOTS; i++) {
+        if (ctx->ep_pend[i].used && ctx->ep_pend[i].qp == qp) {
+            ctx->ep_pend[i].qp = NULL;
+        }
+    }
+}
+
 static void ep_result(mrc_context *ctx, mrc_ep_pending *p, bool ok, uint64_t rtt, uint64_t now)
 {
     mrc_ep_result r = {
         .time = now, .req_id = p->req_id, .ev = p->ev, .port = p->port, .ok = ok, .rtt_ns = rtt};
     p->used = false;
     ctx->ep_pend_count--;
-    if (p->qp) {
+    if (p->refresh) {
         /* a reverse-EV refresh: a plane whose probe came back gets that EV for its control */
-        if (ok) {
+        if (ok && p->qp) {
             uint32_t evi = mrc_ev_lookup(p->qp, p->ev);
             if (evi != MRC_NONE && p->qp->evs[evi].state == MRC_EV_GOOD) {
                 p->qp->rev[p->port] = (uint16_t)evi;
@@ -812,6 +826,18 @@ int mrc_write_pkts(mrc_context *ctx, mrc_tx_pkt *pkts, unsigned n, uint32_t port
 {
     unsigned k = 0;
     while (k < n && (ctx->nready || ctx->ep_count)) {
+        mrc_qp *qp = ctx->ready;
+        if (qp && !ctx->ep_count && !qp->ctrl_count) {
+            /* the QP's turn: as many of its packets as it has, up to the burst */
+            int m = mrc_req_write_burst(qp, pkts + k, n - k, port_mask, now);
+            if (m > 0) {
+                ctx->ready = qp->rnext;
+                ctx->st.pkts_sent += (unsigned)m;
+                k += (unsigned)m;
+                continue;
+            }
+            /* nothing, blocked or an error: the general path settles it */
+        }
         int rv = write_any(ctx, pkts[k].data, pkts[k].room, port_mask, &pkts[k].info, now);
         if (rv <= 0) {
             if (k == 0 && rv < 0) {

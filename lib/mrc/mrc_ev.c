@@ -135,6 +135,7 @@ int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p)
     }
     qp->rot_dirty = true;
     qp->draw = mrc_rng_next(&ctx->rng);
+    qp->last_sent_data = qp->last_rcvd = qp->last_rev_refresh = 0;
     qp->min_active = p->min_active;
     qp->event_mask = p->event_mask;
     qp->st.ev_count[MRC_EV_GOOD] = p->nevs;
@@ -279,6 +280,46 @@ void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, ui
     }
     if (to == MRC_EV_ASSUMED_BAD) {
         mrc_qp_timer_arm(qp, e->next_probe);
+    }
+}
+
+uint64_t mrc_ev_rev_due(const mrc_qp *qp)
+{
+    uint64_t ivl = qp->ctx->set.rev_refresh_ns;
+    if (!ivl || !qp->evs || qp->last_rcvd <= qp->last_rev_refresh) {
+        return UINT64_MAX; /* off, or nothing received since the last refresh */
+    }
+    uint64_t since =
+        qp->last_sent_data > qp->last_rev_refresh ? qp->last_sent_data : qp->last_rev_refresh;
+    return since + ivl;
+}
+
+/* A period with arrivals and no data sent: no SACK of ours has shown which reverse EVs work,
+ * so each plane probes one of its GOOD EVs at random; an answer makes it the plane's reverse
+ * EV (mrc_ctx.c, ep_result). With data flowing both ways the data's own SACKs do this. */
+void mrc_ev_rev_refresh(mrc_qp *qp, uint64_t now)
+{
+    uint64_t due = mrc_ev_rev_due(qp);
+    if (due > now) {
+        return;
+    }
+    qp->last_rev_refresh = now;
+    uint32_t up = mrc_ev_port_mask(qp);
+    for (unsigned port = 0; port < qp->attr.ah.nports; port++) {
+        if (!(up & (1u << port))) {
+            continue;
+        }
+        uint32_t start = mrc_rng_below(&qp->ctx->rng, qp->nevs);
+        for (uint32_t k = 0; k < qp->nevs; k++) {
+            uint32_t i = (start + k) % qp->nevs;
+            const mrc_qev *e = &qp->evs[i];
+            if (e->port == port && e->state == MRC_EV_GOOD) {
+                mrc_ep_send(qp->ctx, MRC_EP_OP_EV_PROBE, qp->attr.ah.dgid[port], e->val, port, qp,
+                            now, NULL);
+                qp->st.rev_refreshes++;
+                break;
+            }
+        }
     }
 }
 

@@ -274,7 +274,8 @@ typedef struct mrc_ep_pending {
     uint32_t ev;
     uint8_t port;
     uint64_t sent;
-    mrc_qp *qp; /* a reverse-EV refresh, or NULL for the host's own probe */
+    bool refresh; /* a reverse-EV refresh, whose answer is the engine's, not the host's */
+    mrc_qp *qp;   /* ... for this QP (NULL once the QP has gone) */
 } mrc_ep_pending;
 
 struct mrc_context {
@@ -338,6 +339,8 @@ mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id);
 void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e);
 int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t ev, unsigned port,
                 mrc_qp *qp, uint64_t now, uint16_t *preq_id);
+/* The QP is going: its pending reverse-EV probes are answered to no one. */
+void mrc_ep_forget(mrc_context *ctx, const mrc_qp *qp);
 bool mrc_cq_push(mrc_cq *cq, const mrc_wc *wc);
 
 /* mrc_ev.c: the EV set of a QP */
@@ -350,6 +353,10 @@ uint32_t mrc_ev_pick_slow(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint32
 void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, uint64_t now);
 /* Automatic ASSUMED_BAD, refused below the min-active floor. */
 void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now);
+/* A QP that receives but sends no data re-validates its reverse EVs with EV probes (notes
+ * §4.6): when that is due (UINT64_MAX: not), and doing it. */
+uint64_t mrc_ev_rev_due(const mrc_qp *qp);
+void mrc_ev_rev_refresh(mrc_qp *qp, uint64_t now);
 /* Ends the SKIPs whose time is up (the rotation ends the others). */
 void mrc_ev_skip_expire(mrc_qp *qp, uint64_t now);
 /* A packet sent on the EV was found lost without a trim. */
@@ -372,6 +379,9 @@ void mrc_req_teardown(mrc_qp *qp);
 void mrc_req_timing(mrc_qp *qp);
 int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
                   uint64_t now);
+/* Up to |n| packets: returns how many were written (filling |pkts| in order), 0 or an error
+ * as mrc_req_write for the first. */
+int mrc_req_write_burst(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now);
 void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now);
 void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
 void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
@@ -442,7 +452,7 @@ static inline bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_m
 }
 
 /* The rotation's next EV: a uniform draw from the rest of it, swapped into place. */
-static inline uint32_t mrc_ev_draw(mrc_qp *qp)
+static inline __attribute__((always_inline)) uint32_t mrc_ev_draw(mrc_qp *qp)
 {
     uint32_t pos = qp->rot_pos++;
     /* a per-QP LCG, whose high half is random enough to spray and costs a multiply */
@@ -456,7 +466,8 @@ static inline uint32_t mrc_ev_draw(mrc_qp *qp)
 
 /* The next EV to spray on, over ports in |port_mask|, avoiding |avoid|; MRC_NONE if none. Per
  * packet, so its common case (the rotation goes on, its next EV is usable) is inline. */
-static inline uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint64_t now)
+static inline __attribute__((always_inline)) uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask,
+                                                                  uint32_t avoid, uint64_t now)
 {
     uint32_t evi = MRC_NONE;
     if (qp->rot_pos < qp->rot_len && !qp->rot_dirty) {

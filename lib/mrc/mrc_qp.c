@@ -54,6 +54,7 @@ void mrc_wqe_release(mrc_swqe *w)
 static void qp_reset(mrc_qp *qp)
 {
     mrc_qp_unlink(qp);
+    mrc_ep_forget(qp->ctx, qp);
     for (uint32_t i = 0; i < qp->sq_count; i++) {
         mrc_wqe_release(&qp->sq[(qp->sq_head + i) % qp->init.max_send_wr]);
     }
@@ -447,6 +448,7 @@ void mrc_pkt_base(mrc_pkt *pkt, uint8_t opcode, uint32_t ev, uint8_t dscp, uint8
     pkt->bth.opcode = opcode;
     pkt->bth.se = pkt->bth.mig = 0;
     pkt->bth.ackreq = pkt->bth.rtx = pkt->bth.ts = 0;
+    pkt->bth.psn = 0;
 }
 
 int mrc_pkt_emit(mrc_context *ctx, uint8_t *dest, size_t destlen, const uint8_t *tmpl,

@@ -143,19 +143,24 @@ static inline uint32_t log_first(const mrc_qp *qp)
     return qp->log_head != qp->log_tail ? qp->log[qp->log_head & qp->log_mask].slot : MRC_NONE;
 }
 
-static void log_append(mrc_qp *qp, uint32_t s)
+/* Full of entries behind a long-lived head: keeps the live ones (at most one per slot, so they
+ * fit in a quarter), in order. */
+static void log_compact(mrc_qp *qp)
+{
+    uint32_t w = qp->log_head;
+    for (uint32_t r = qp->log_head; r != qp->log_tail; r++) {
+        struct mrc_txlog l = qp->log[r & qp->log_mask];
+        if (log_live(qp, &l)) {
+            qp->log[w++ & qp->log_mask] = l;
+        }
+    }
+    qp->log_tail = w;
+}
+
+static inline void log_append(mrc_qp *qp, uint32_t s)
 {
     if (qp->log_tail - qp->log_head > qp->log_mask) {
-        /* full of entries behind a long-lived head: keep the live ones (at most one per slot,
-         * so they fit in a quarter), in order */
-        uint32_t w = qp->log_head;
-        for (uint32_t r = qp->log_head; r != qp->log_tail; r++) {
-            struct mrc_txlog l = qp->log[r & qp->log_mask];
-            if (log_live(qp, &l)) {
-                qp->log[w++ & qp->log_mask] = l;
-            }
-        }
-        qp->log_tail = w;
+        log_compact(qp);
     }
     qp->log[qp->log_tail++ & qp->log_mask] = (struct mrc_txlog){s, qp->txp[s].tx_seq};
 }
@@ -300,6 +305,12 @@ static size_t data_headers(mrc_qp *qp, const mrc_swqe *w, const mrc_txp *t, cons
                            uint8_t tc, uint8_t flags, uint32_t psn, uint8_t *dest, uint64_t now)
 {
     bool first = t->off == 0, last = flags & 0x80;
+    uint32_t tag = w->msn | 1u << 24;
+    if (!first && !last && qp->dtmpl_tag[e->port] == tag) {
+        memcpy(dest, qp->dtmpl[e->port], sizeof(qp->dtmpl[0]));
+        mrc_wire_patch_data(dest, tc, e->val, flags, psn, mrc_ts_now(now), w->remote_addr + t->off);
+        return qp->dtmpl_len;
+    }
     mrc_data_hdr hd = {.tc = tc,
                        .opcode = data_opcode(w, first, last),
                        .flags = flags,
@@ -312,18 +323,35 @@ static size_t data_headers(mrc_qp *qp, const mrc_swqe *w, const mrc_txp *t, cons
                        .rkey = w->rkey,
                        .dmalen = w->length,
                        .imm = w->imm};
-    if (first || last) {
-        return mrc_wire_encode_data(dest, qp->tmpl[e->port], &hd, t->len);
-    }
-    uint8_t *m = qp->dtmpl[e->port];
-    uint32_t tag = w->msn | 1u << 24;
-    if (qp->dtmpl_tag[e->port] != tag) {
-        mrc_wire_encode_data(m, qp->tmpl[e->port], &hd, t->len);
+    size_t h = mrc_wire_encode_data(dest, qp->tmpl[e->port], &hd, t->len);
+    if (!first && !last) {
+        memcpy(qp->dtmpl[e->port], dest, sizeof(qp->dtmpl[0]));
         qp->dtmpl_tag[e->port] = tag;
     }
-    memcpy(dest, m, sizeof(qp->dtmpl[0]));
-    mrc_wire_patch_data(dest, tc, e->val, flags, psn, hd.ts, hd.va);
-    return qp->dtmpl_len;
+    return h;
+}
+
+/* Where a data packet on |e| goes. */
+static inline void data_info(const mrc_qp *qp, const mrc_qev *e, uint8_t dscp, mrc_tx_info *info)
+{
+    info->ev = e->val;
+    info->port = e->port;
+    info->dscp = dscp;
+    info->ecn = MRC_ECN_ECT0;
+    info->control = false;
+    info->qpn = qp->qpn;
+    memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
+}
+
+/* A transmission of slot |s| went out on |evi|: it joins the tail of the send log. */
+static inline void data_sent(mrc_qp *qp, uint32_t s, uint32_t evi, uint64_t now)
+{
+    mrc_txp *t = &qp->txp[s];
+    t->evi = (uint16_t)evi;
+    t->sent = now;
+    t->tx_seq = ++qp->tx_seq;
+    log_append(qp, s);
+    qp->evs[evi].pkts_sent++;
 }
 
 /* Builds and emits the data packet of slot |s| on EV |evi|. */
@@ -349,15 +377,7 @@ static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t 
         gather(w, t->off, dest + h, len);
     }
     size_t n = mrc_finish(qp->ctx, dest, destlen, h + len);
-    info->ev = e->val;
-    info->port = e->port;
-    info->dscp = dscp;
-    info->ecn = MRC_ECN_ECT0;
-    info->control = false;
-    info->qpn = qp->qpn;
-    memcpy(info->dst, qp->attr.ah.dgid[e->port], 16);
-    /* bookkeeping: the transmission joins the tail of the send log */
-    t->evi = (uint16_t)evi;
+    data_info(qp, e, dscp, info);
     if (rtx) {
         uint64_t age = now - t->sent;
         t->age = age < UINT32_MAX ? (uint32_t)age : UINT32_MAX;
@@ -369,10 +389,7 @@ static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t 
         qp->st.data_pkts_sent++;
         qp->st.data_bytes_sent += len;
     }
-    t->sent = now;
-    t->tx_seq = ++qp->tx_seq;
-    log_append(qp, s);
-    e->pkts_sent++;
+    data_sent(qp, s, evi, now);
     qp->last_sent_data = now;
     return (int)n;
 }
@@ -555,6 +572,84 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         return write_repair(qp, dest, destlen, port_mask, info, now);
     }
     return write_new(qp, dest, destlen, port_mask, info, now);
+}
+
+/* A run of middle packets of the current message (full MTU, single buffer, first sent): the
+ * per-packet work of write_new() with what a run shares done once, as a NIC segments a
+ * message. Returns how many went out, 0 when the run does not apply. */
+static int write_run(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now)
+{
+    uint32_t wi = qp->sq_head + qp->sq_send;
+    wi = wi >= qp->init.max_send_wr ? wi - qp->init.max_send_wr : wi;
+    mrc_swqe *w = &qp->sq[wi];
+    int32_t room = (int32_t)qp->win - mrc_psn_diff(qp->snd_nxt, qp->snd_una);
+    if (qp->sq_send == qp->sq_count || w->nsent == 0 || w->nsge != 1 || room <= 0 ||
+        w->nsent + 1 >= w->npkts) {
+        return 0;
+    }
+    uint32_t k = w->npkts - 1 - w->nsent, mtu = qp->attr.path_mtu;
+    k = k < n ? k : n;
+    k = k < (uint32_t)room ? k : (uint32_t)room;
+    uint8_t dscp = qp->dscp_tx[0], tc = (uint8_t)(dscp << 2 | MRC_ECN_ECT0);
+    uint8_t flags = (uint8_t)(qp->ctx->set.tseth << 4);
+    uint16_t ts = mrc_ts_now(now);
+    uint32_t tag = w->msn | 1u << 24, psn = qp->snd_nxt, off = w->nsent * mtu;
+    uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
+    const uint8_t *src = (const uint8_t *)(uintptr_t)w->sge[0].addr;
+    size_t len = qp->dtmpl_len + mtu + MRC_ICRC_LEN;
+    uint32_t i = 0;
+    for (; i < k && pkts[i].room >= len; i++) {
+        uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
+        if (evi == MRC_NONE) {
+            break;
+        }
+        mrc_qev *e = &qp->evs[evi];
+        mrc_txp *t = &qp->txp[s];
+        t->wr = wi;
+        t->off = off;
+        t->len = (uint16_t)mtu;
+        t->flags = 0;
+        t->attempts = 0;
+        uint8_t *dest = pkts[i].data;
+        if (qp->dtmpl_tag[e->port] == tag) {
+            memcpy(dest, qp->dtmpl[e->port], sizeof(qp->dtmpl[0]));
+            mrc_wire_patch_data(dest, tc, e->val, flags, psn, ts, w->remote_addr + off);
+        } else {
+            data_headers(qp, w, t, e, tc, flags, psn, dest, now);
+        }
+        memcpy(dest + qp->dtmpl_len, src + off, mtu);
+        pkts[i].len = mrc_finish(qp->ctx, dest, pkts[i].room, qp->dtmpl_len + mtu);
+        data_info(qp, e, dscp, &pkts[i].info);
+        data_sent(qp, s, evi, now);
+        psn = mrc_psn_add(psn, 1);
+        s = (s + 1) & qp->txp_mask;
+        off += mtu;
+    }
+    if (i) {
+        qp->snd_nxt = psn;
+        w->nsent += i;
+        qp->st.data_pkts_sent += i;
+        qp->st.data_bytes_sent += (uint64_t)i * mtu;
+        qp->last_sent_data = now;
+        arm_sent(qp, now);
+    }
+    return (int)i;
+}
+
+int mrc_req_write_burst(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now)
+{
+    if (qp->state == MRC_QPS_RTS && !qp->retx_count && !qp->probes_queued && n > 1) {
+        int k = write_run(qp, pkts, n, port_mask, now);
+        if (k > 0) {
+            return k;
+        }
+    }
+    int rv = mrc_req_write(qp, pkts[0].data, pkts[0].room, port_mask, &pkts[0].info, now);
+    if (rv > 0) {
+        pkts[0].len = (size_t)rv;
+        return 1;
+    }
+    return rv;
 }
 
 static void rtt_sample(mrc_qp *qp, uint64_t rtt)
@@ -867,6 +962,9 @@ static void probe_bad_evs(mrc_qp *qp, uint64_t now, bool now_all)
 
 void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
 {
+    if (qp->state == MRC_QPS_RTR || qp->state == MRC_QPS_RTS) {
+        mrc_ev_rev_refresh(qp, now);
+    }
     if (qp->state != MRC_QPS_RTS) {
         mrc_qp_timer_update(qp);
         return;

@@ -24,9 +24,17 @@ static void bm_free(void *p, void *u)
     free(p);
 }
 
-/* Each side's work behind functions of its own (noipa: never merged or inlined). The sender:
+/* GCC's noipa keeps the functions below from being merged (identical ones would be) or
+ * inlined; clang has no such pass and no such attribute. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SIDE __attribute__((noipa))
+#else
+#define SIDE __attribute__((noinline))
+#endif
+
+/* Each side's work behind functions of its own. The sender:
  * writing data packets, and taking in the SACKs they earn. */
-__attribute__((noipa)) int side_send_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
+SIDE int side_send_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
 {
     if (n == 1) {
         int rv = mrc_write_pkt(c, p->data, p->room, ~0u, &p->info, now_ns);
@@ -36,7 +44,7 @@ __attribute__((noipa)) int side_send_write(mrc_context *c, mrc_tx_pkt *p, unsign
     return mrc_write_pkts(c, p, n, ~0u, now_ns);
 }
 
-__attribute__((noipa)) void side_send_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
+SIDE void side_send_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
 {
     if (n == 1) {
         mrc_read_pkt(c, p->data, p->len, &p->info, now_ns);
@@ -46,7 +54,7 @@ __attribute__((noipa)) void side_send_read(mrc_context *c, const mrc_rx_pkt *p, 
 }
 
 /* The receiver: taking data packets in, and writing their answers. */
-__attribute__((noipa)) void side_recv_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
+SIDE void side_recv_read(mrc_context *c, const mrc_rx_pkt *p, unsigned n)
 {
     if (n == 1) {
         mrc_read_pkt(c, p->data, p->len, &p->info, now_ns);
@@ -55,7 +63,7 @@ __attribute__((noipa)) void side_recv_read(mrc_context *c, const mrc_rx_pkt *p, 
     }
 }
 
-__attribute__((noipa)) int side_recv_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
+SIDE int side_recv_write(mrc_context *c, mrc_tx_pkt *p, unsigned n)
 {
     if (n == 1) {
         int rv = mrc_write_pkt(c, p->data, p->room, ~0u, &p->info, now_ns);

@@ -24,6 +24,8 @@
  *     the pad bytes (encode's caller zeroes them through mrc_wire_finish).
  *   The ICRC must come back identical when decode checked it and normalising changed none of
  *   the bytes it covers. A trimmed packet is compared as far as it goes.
+ * - mrc_wire_decode_fast, the receive path's decoder, finds the same fault or reads the same
+ *   fields (a field fault of a packet neither data nor SACK is left to the full decoder);
  * - an outer header that decodes re-encodes exactly (it has no reserved bits), and the packet
  *   behind it goes through the checks above.
  */
@@ -140,6 +142,49 @@ static void check_reencode(const uint8_t *data, size_t size, unsigned flags, con
     }
 }
 
+/* The receive path's decoder agrees with the full one: the same fault, the same kind, the
+ * same fields. */
+static void check_fast(const uint8_t *data, size_t size, unsigned flags, int rv, const mrc_pkt *pkt)
+{
+    mrc_fast_rx rx;
+    int kind = mrc_wire_decode_fast(data, size, MRC_PORT, flags, &rx);
+    if (rv != 0) {
+        /* a packet of another kind goes on to the full decoder, which has the last word */
+        if (kind != rv && (kind != MRC_FAST_OTHER || rv != MRC_WIRE_EFIELD)) {
+            die("the fast decoder found another fault", flags);
+        }
+        return;
+    }
+    uint32_t ev = (pkt->ip.flowlabel & 0xffff) << 16 | pkt->udp.sport;
+    if (pkt->has & MRC_HAS_METH) {
+        const mrc_data_rx *d = &rx.data;
+        uint8_t bflags = (uint8_t)(pkt->bth.ackreq << 7 | pkt->bth.rtx << 5 | pkt->bth.ts << 4);
+        if (kind != MRC_FAST_DATA || d->h.tc != pkt->ip.tc || d->h.ev != ev ||
+            d->h.opcode != pkt->bth.opcode || d->h.flags != bflags || d->h.psn != pkt->bth.psn ||
+            d->h.rqmsn != pkt->meth.rqmsn || d->h.msn != pkt->meth.msn ||
+            d->h.ts != pkt->tseth.ts || d->h.va != pkt->reth.va || d->h.rkey != pkt->reth.rkey ||
+            d->h.dmalen != pkt->reth.dmalen || d->h.imm != pkt->imm || d->dqpn != pkt->bth.dqpn ||
+            d->payload != pkt->payload || d->payload_len != pkt->payload_len ||
+            d->trimmed != pkt->trimmed) {
+            die("the fast decoder read a data packet differently", flags);
+        }
+    } else if (pkt->bth.opcode == MRC_OP_SACK) {
+        const mrc_sack_hdr *h = &rx.sack.h;
+        const mrc_seth *e = &pkt->seth;
+        if (kind != MRC_FAST_SACK || h->tc != pkt->ip.tc || h->ev != ev || h->m != e->m ||
+            h->pr != e->pr || h->ack_psn_offset != e->ack_psn_offset || h->entropy != e->entropy ||
+            h->spdcid != e->spdcid || h->dpdcid != e->dpdcid || h->cack != e->cack_psn ||
+            h->cc_type != e->cc_type || h->cc_flags != e->cc_flags || h->mpr != e->mpr ||
+            h->sack_offset != e->sack_offset || h->bitmap != e->bitmap || h->ts != pkt->cc.ts ||
+            h->ooo_count != pkt->cc.ooo_count || h->rc != pkt->cc.rc || h->pen != pkt->cc.pen ||
+            h->rcvd_bytes != pkt->cc.rcvd_bytes || rx.sack.dqpn != pkt->bth.dqpn) {
+            die("the fast decoder read a SACK differently", flags);
+        }
+    } else if (kind != MRC_FAST_OTHER) {
+        die("the fast decoder took a packet it does not read", flags);
+    }
+}
+
 /* Decodes with each flag combination; returns the strict result. */
 static int check_inner(const uint8_t *data, size_t size)
 {
@@ -161,6 +206,7 @@ static int check_inner(const uint8_t *data, size_t size)
             rv != rv0) {
             die("a flag changed a structural fault", flags);
         }
+        check_fast(data, size, flags, rv, &pkt);
         if (rv == 0) {
             check_reencode(data, size, flags, &pkt);
         }

@@ -804,6 +804,66 @@ START_TEST(test_mrc_ev_reverse_same_plane)
 }
 END_TEST
 
+/* A QP that receives and sends no data re-validates its reverse EVs: after rev_refresh_ns an
+ * EV probe per plane on one of its GOOD EVs, whose answer makes that EV the plane's reverse
+ * EV; a QP that sends data, or receives nothing, does not probe. */
+START_TEST(test_mrc_ev_reverse_refresh)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    mrc_test_opts_default(&o);
+    o.set.rev_refresh_ns = 50000;
+    mrc_test_pair_new(&a, &o, &b, &o, 0);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 4 * o.mtu, mrc_test_va(&b, 0),
+                                         mrc_mr_rkey(b.mr), 0),
+                     0);
+    mrc_test_pump(&a, &b, 10, NULL, NULL);
+    ck_assert_uint_eq(mrc_test_stats(&b).rev_refreshes, 0);
+    /* b received and sent no data: its timer comes within the interval */
+    uint64_t due = mrc_get_expiry(b.ctx);
+    ck_assert_uint_le(due, 10 + o.set.rev_refresh_ns);
+    mrc_handle_expiry(b.ctx, 10 + o.set.rev_refresh_ns);
+    ck_assert_uint_eq(mrc_test_stats(&b).rev_refreshes, o.ports);
+    mrc_test_pkt probes[8], ans;
+    unsigned n = mrc_test_pull_all(&b, probes, 8, 10 + o.set.rev_refresh_ns);
+    ck_assert_uint_eq(n, o.ports);
+    uint32_t probed[8] = {0};
+    for (unsigned i = 0; i < n; i++) {
+        ck_assert_uint_eq(probes[i].pkt.bth.opcode, MRC_OP_EP_REQ);
+        ck_assert_uint_eq(probes[i].pkt.erth.op, MRC_EP_OP_EV_PROBE);
+        ck_assert_uint_eq(mrc_test_ev_port(probes[i].info.ev), probes[i].info.port);
+        probed[probes[i].info.port] = probes[i].info.ev;
+        ck_assert_int_eq(mrc_test_push(&a, &probes[i], NULL, 20 + o.set.rev_refresh_ns), 0);
+        ck_assert_int_gt(mrc_test_pull(&a, &ans, 20 + o.set.rev_refresh_ns), 0);
+        ck_assert_uint_eq(ans.pkt.bth.opcode, MRC_OP_EP_RSP);
+        ck_assert_int_eq(mrc_test_push(&b, &ans, NULL, 30 + o.set.rev_refresh_ns), 0);
+    }
+    /* b's answers on each plane now leave by the probed EV */
+    ck_assert_int_eq(mrc_test_post_write(&a, 2, false, 0, 0, 2 * o.mtu, mrc_test_va(&b, 0),
+                                         mrc_mr_rkey(b.mr), 40 + o.set.rev_refresh_ns),
+                     0);
+    mrc_test_pkt d, c;
+    while (mrc_test_pull(&a, &d, 40 + o.set.rev_refresh_ns) > 0) {
+        ck_assert_int_eq(mrc_test_push(&b, &d, NULL, 40 + o.set.rev_refresh_ns), 0);
+        while (mrc_test_pull(&b, &c, 40 + o.set.rev_refresh_ns) > 0) {
+            ck_assert_uint_eq(c.info.ev, probed[c.info.port]);
+        }
+    }
+    /* received again in the next interval: probed again; then nothing received: no more */
+    mrc_handle_expiry(b.ctx, 100 + 3 * o.set.rev_refresh_ns);
+    ck_assert_uint_eq(mrc_test_stats(&b).rev_refreshes, 2 * o.ports);
+    ck_assert_uint_eq(mrc_test_pull_all(&b, probes, 8, 100 + 3 * o.set.rev_refresh_ns), o.ports);
+    /* those go unanswered: they time out, and then nothing is due */
+    mrc_handle_expiry(b.ctx, 100 + 3 * o.set.rev_refresh_ns + o.set.ep_timeout_ns);
+    ck_assert_uint_eq(mrc_get_expiry(b.ctx), UINT64_MAX);
+    ck_assert_uint_eq(mrc_test_stats(&b).rev_refreshes, 2 * o.ports);
+    /* a sends data: it never probes */
+    ck_assert_uint_eq(mrc_test_stats(&a).rev_refreshes, 0);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 Suite *mrc_ev_suite(void)
 {
     Suite *s = suite_create("ev");
@@ -824,6 +884,7 @@ Suite *mrc_ev_suite(void)
     tcase_add_test(tc, test_mrc_ev_spraying_equal);
     tcase_add_test(tc, test_mrc_ev_retransmission_fresh_ev);
     tcase_add_test(tc, test_mrc_ev_reverse_same_plane);
+    tcase_add_test(tc, test_mrc_ev_reverse_refresh);
     suite_add_tcase(s, tc);
     return s;
 }

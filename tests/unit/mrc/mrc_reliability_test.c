@@ -618,6 +618,35 @@ START_TEST(test_mrc_reliability_timeouts_linear_then_exponential)
 }
 END_TEST
 
+/* The timeout and the retry counts may change in RTS: the next timer runs by the new ones. */
+START_TEST(test_mrc_reliability_timeout_changed_in_rts)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.set.tlp_pct = 0;
+    o.timeout = 1; /* 2048 ns */
+    o.linear_cnt = 7;
+    o.exp_cnt = 7;
+    o.min_active = 8;
+    requester(&a, &o);
+    mrc_qp_attr attr = {
+        .qp_state = MRC_QPS_RTS, .timeout = 3, .retry = {.linear_cnt = 1, .exp_cnt = 1}};
+    ck_assert_int_eq(
+        mrc_modify_qp(a.qp, &attr, MRC_QP_STATE | MRC_QP_TIMEOUT | MRC_QP_RETRY_CNT, 0), 0);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 100, 0x10000, 0x101, 0), 0);
+    uint64_t t[8], end;
+    unsigned n = run_unanswered(&a, o.sq_psn, t, 8, 1000000000, &end);
+    /* 8192 ns at the base for the original and the one linear retry, then 16384 ns */
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(t[1] - t[0], 8192);
+    ck_assert_uint_eq(t[2] - t[1], 8192);
+    ck_assert_uint_eq(end - t[2], 16384);
+    ck_assert_uint_eq(mrc_test_stats(&a).state, MRC_QPS_ERR);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 /* exp_cnt 25 is unlimited; the back-off stops doubling at 2^rto_backoff_max. */
 START_TEST(test_mrc_reliability_retry_unlimited_backoff_capped)
 {
@@ -925,6 +954,7 @@ Suite *mrc_reliability_suite(void)
     tcase_add_test(tc, test_mrc_reliability_psn_wrap);
     tcase_add_test(tc, test_mrc_reliability_psn_wrap_responder);
     tcase_add_test(tc, test_mrc_reliability_timeouts_linear_then_exponential);
+    tcase_add_test(tc, test_mrc_reliability_timeout_changed_in_rts);
     tcase_add_test(tc, test_mrc_reliability_retry_unlimited_backoff_capped);
     tcase_add_test(tc, test_mrc_reliability_retry_exhaustion_many_in_flight);
     tcase_add_test(tc, test_mrc_reliability_retry_exhaustion_all_evs_bad);

@@ -239,5 +239,6 @@ Suite *mrc_nack_suite(void);
 Suite *mrc_ev_suite(void);
 Suite *mrc_pair_suite(void);
 Suite *mrc_garbage_suite(void);
+Suite *mrc_burst_suite(void);
 
 #endif
