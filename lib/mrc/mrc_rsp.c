@@ -94,10 +94,10 @@ static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr, uint32
     return c;
 }
 
-static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev,
-                       const mrc_data_rx *pkt, unsigned port)
+/* An answer to data packet |pkt| (PSN |psn|, EV |ev|, arrived on |port|) in slot |c|. */
+static void ctrl_answer(mrc_ctrl *c, uint32_t psn, uint32_t ev, const mrc_data_rx *pkt,
+                        unsigned port)
 {
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_NACK, reason, 0, psn, psn);
     if (!c) {
         return;
     }
@@ -106,6 +106,12 @@ static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev,
     c->ev = ev;
     c->has_ts = (pkt->h.flags & 0x10) != 0;
     c->ts = pkt->h.ts;
+}
+
+static void queue_nack(mrc_qp *qp, uint8_t reason, uint32_t psn, uint32_t ev,
+                       const mrc_data_rx *pkt, unsigned port)
+{
+    ctrl_answer(ctrl_slot(qp, MRC_OP_NACK, reason, 0, psn, psn), psn, ev, pkt, port);
 }
 
 static void queue_ack(mrc_qp *qp, uint8_t syndrome, unsigned port)
@@ -188,15 +194,7 @@ static void advance_cack(mrc_qp *qp)
 static void queue_sack(mrc_qp *qp, uint32_t lo, uint32_t psn, uint32_t ev, uint8_t m,
                        const mrc_data_rx *pkt, unsigned port)
 {
-    mrc_ctrl *c = ctrl_slot(qp, MRC_OP_SACK, m, 0, lo, psn);
-    if (!c) {
-        return;
-    }
-    c->port = (uint8_t)port;
-    c->psn = psn;
-    c->ev = ev;
-    c->has_ts = (pkt->h.flags & 0x10) != 0;
-    c->ts = pkt->h.ts;
+    ctrl_answer(ctrl_slot(qp, MRC_OP_SACK, m, 0, lo, psn), psn, ev, pkt, port);
 }
 
 /* The common case, kept apart from the rules for everything else: the next PSN, nothing

@@ -549,14 +549,8 @@ size_t mrc_wire_encode_tmpl(uint8_t *dest, size_t destlen, const uint8_t *tmpl, 
 
 size_t mrc_wire_encode_sack(uint8_t *dest, const uint8_t *tmpl, const mrc_sack_hdr *h)
 {
-    const uint32_t plen = MRC_SACK_LEN - MRC_IP6_LEN + MRC_ICRC_LEN;
-    memcpy(dest, tmpl, MRC_BASE_LEN);
-    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
-    st16(dest + 4, plen);
-    uint8_t *p = dest + MRC_IP6_LEN;
-    st16(p, h->ev & 0xffff);
-    st16(p + 4, plen);
-    p += MRC_UDP_LEN;
+    uint8_t *p =
+        mrc_wire_put_base(dest, tmpl, h->tc, h->ev, MRC_SACK_LEN - MRC_IP6_LEN + MRC_ICRC_LEN);
     p[0] = MRC_OP_SACK;
     p[1] = 0;
     p[8] = 0;

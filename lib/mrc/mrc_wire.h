@@ -272,6 +272,19 @@ typedef struct mrc_data_hdr {
     uint32_t imm; /* for the immediate opcodes */
 } mrc_data_hdr;
 
+/* IPv6 and UDP over template |tmpl|, with the traffic class, the EV and the IPv6 payload length
+ * |plen|; returns where the BTH goes (its fixed fields are the template's). */
+static inline uint8_t *mrc_wire_put_base(uint8_t *dest, const uint8_t *tmpl, uint8_t tc,
+                                         uint32_t ev, uint32_t plen)
+{
+    memcpy(dest, tmpl, MRC_BASE_LEN);
+    st32(dest, 6u << 28 | (uint32_t)tc << 20 | (ev >> 16));
+    st16(dest + 4, plen);
+    st16(dest + MRC_IP6_LEN, ev & 0xffff);
+    st16(dest + MRC_IP6_LEN + 4, plen);
+    return dest + MRC_IP6_LEN + MRC_UDP_LEN;
+}
+
 /* The data path's encoder: the headers of a write packet over template |tmpl| (the same bytes
  * mrc_wire_encode_tmpl writes for it). |dest| must hold MRC_BASE_LEN + 40 bytes. Returns the
  * header length. Inline, so that the caller's fields go straight to the packet. */
@@ -284,13 +297,7 @@ static inline size_t mrc_wire_encode_data(uint8_t *dest, const uint8_t *tmpl, co
                     (imm ? MRC_IMM_LEN : 0);
     uint32_t pad = (0u - (uint32_t)payload_len) & 3;
     uint32_t plen = (uint32_t)(hdrlen - MRC_IP6_LEN + payload_len + pad + MRC_ICRC_LEN);
-    memcpy(dest, tmpl, MRC_BASE_LEN);
-    st32(dest, 6u << 28 | (uint32_t)h->tc << 20 | (h->ev >> 16));
-    st16(dest + 4, plen);
-    uint8_t *p = dest + MRC_IP6_LEN;
-    st16(p, h->ev & 0xffff);
-    st16(p + 4, plen);
-    p += MRC_UDP_LEN;
+    uint8_t *p = mrc_wire_put_base(dest, tmpl, h->tc, h->ev, plen);
     p[0] = h->opcode;
     p[1] = (uint8_t)(pad << 4);
     p[8] = h->flags;
