@@ -652,14 +652,12 @@ static __attribute__((noinline)) int read_other(mrc_context *ctx, const uint8_t 
         if (!rts) {
             break;
         }
-        mrc_req_on_nack(qp, &pkt, now);
-        return 0;
+        return mrc_req_on_nack(qp, &pkt, now);
     case MRC_OP_ACK:
         if (!rts) {
             break;
         }
-        mrc_req_on_ack(qp, &pkt, now);
-        return 0;
+        return mrc_req_on_ack(qp, &pkt, now);
     default: /* MRC_OP_PROBE: mrc_wire_decode_fast took data and SACKs */
         if (!rtr) {
             break;
@@ -696,8 +694,7 @@ static inline int read_one(mrc_context *ctx, const uint8_t *data, size_t datalen
             ctx->st.bad_state++;
             return MRC_ERR_PROTO;
         }
-        mrc_req_on_sack(qp, &rx.sack.h, now);
-        return 0;
+        return mrc_req_on_sack(qp, &rx.sack.h, now);
     }
     if (qp->state != MRC_QPS_RTR && qp->state != MRC_QPS_RTS) {
         ctx->st.bad_state++;

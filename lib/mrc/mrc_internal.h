@@ -382,9 +382,10 @@ int mrc_req_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
 /* Up to |n| packets: returns how many were written (filling |pkts| in order), 0 or an error
  * as mrc_req_write for the first. */
 int mrc_req_write_burst(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now);
-void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now);
-void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
-void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+/* Each returns 0, or MRC_ERR_PROTO for a packet that answers nothing of ours (counted). */
+int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now);
+int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
+int mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now);
 void mrc_req_on_timer(mrc_qp *qp, uint64_t now);
 uint64_t mrc_req_expiry(const mrc_qp *qp);
 void mrc_req_port_lost(mrc_qp *qp, uint32_t usable_ports, uint64_t now);

@@ -720,13 +720,13 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
     }
 }
 
-void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
+int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
 {
     int32_t out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
     int32_t d = mrc_psn_diff(s->cack, mrc_psn_add(qp->snd_una, -1));
     if (d > out) {
         qp->ctx->st.bad_state++; /* acknowledges what was never sent */
-        return;
+        return MRC_ERR_PROTO;
     }
     qp->st.sacks_rcvd++;
     if ((qp->attr.cap & MRC_QP_CAP_DYNAMIC_MPR) && s->mpr) {
@@ -761,9 +761,11 @@ void mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     rack_detect(qp, now);
     mrc_qp_ready(qp);
     arm_awaiting_ack(qp);
+    return 0;
 }
 
-void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+
+int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
     const mrc_neth *n = &pkt->neth;
     int idx = mrc_nack_index(n->reason);
@@ -771,20 +773,20 @@ void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     if (idx < 0 || mrc_psn_diff(n->nack_psn, qp->snd_nxt) >= 0 ||
         mrc_psn_diff(n->nack_psn, qp->snd_una) < -(int32_t)qp->win) {
         qp->ctx->st.bad_state++;
-        return;
+        return MRC_ERR_PROTO;
     }
     qp->st.nacks_rcvd[idx]++;
     if (!outstanding(qp, n->nack_psn)) {
-        return; /* already acknowledged: a late NACK */
+        return 0; /* already acknowledged: a late NACK */
     }
     if (n->reason == MRC_NACK_UNEXP_EVENT) {
         mrc_qp_fail(qp, MRC_ERR_REM_OP, now);
-        return;
+        return 0;
     }
     uint32_t s = slot_of(qp, n->nack_psn);
     mrc_txp *t = &qp->txp[s];
     if (t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD)) {
-        return;
+        return 0;
     }
     uint32_t evi = mrc_ev_lookup(qp, n->entropy);
     switch (n->reason) {
@@ -813,9 +815,11 @@ void mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         mrc_qp_timer_arm(qp, now + qp->ctx->set.nack_retry_ns);
         break;
     }
+    return 0;
 }
 
-void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
+
+int mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
     const mrc_aeth *a = &pkt->aeth;
     /* an ACK can cover at most the last message whose every packet went out */
@@ -823,7 +827,7 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
                                : qp->ack_msn;
     if ((a->syndrome & 0xe0) == 0 && mrc_psn_diff(a->msn, top) > 0) {
         qp->ctx->st.bad_state++;
-        return;
+        return MRC_ERR_PROTO;
     }
     qp->st.acks_rcvd++;
     if ((a->syndrome & 0xe0) == 0x60) {
@@ -831,11 +835,11 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
                   : a->syndrome == MRC_AETH_NAK_REM_ACCESS ? MRC_ERR_REM_ACCESS
                                                            : MRC_ERR_REM_OP;
         mrc_qp_fail(qp, err, now);
-        return;
+        return 0;
     }
     if ((a->syndrome & 0xe0) != 0) {
         qp->ctx->st.bad_state++;
-        return;
+        return MRC_ERR_PROTO;
     }
     /* completions follow the Transport ACK's MSN, in message order */
     while (qp->sq_count && qp->sq_send > 0) {
@@ -871,7 +875,9 @@ void mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     log_prune(qp);
     mrc_qp_ready(qp);
     arm_awaiting_ack(qp);
+    return 0;
 }
+
 
 /* All sent and acknowledged, but the Transport ACK of the last messages has not come. */
 static bool awaiting_ack(const mrc_qp *qp)

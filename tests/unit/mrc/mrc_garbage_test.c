@@ -307,7 +307,7 @@ START_TEST(test_mrc_garbage_sack_never_sent)
     for (size_t i = 0; i < sizeof(cacks) / sizeof(cacks[0]); i++) {
         mrc_test_build_sack(&s, &f.a, PSN(f.o.sq_psn, cacks[i]), 0, 1, 0xff, MRC_M_SKIP_ONCE,
                             f.data.info.ev, 0);
-        mrc_test_push(&f.a, &s, NULL, 30);
+        ck_assert_int_eq(mrc_test_push(&f.a, &s, NULL, 30), MRC_ERR_PROTO);
     }
     counted(&f.a, &f.ca, 0, 0, 4, "SACKs of PSNs never sent");
     unchanged(&f, "SACKs of PSNs never sent");
@@ -360,7 +360,8 @@ START_TEST(test_mrc_garbage_nack_never_sent)
         uint8_t code = mrc_nack_code(r);
         mrc_test_pkt n;
         mrc_test_build_nack(&n, &f.a, code, PSN(f.o.sq_psn, 10), f.data.info.ev, 0);
-        mrc_test_push(&f.a, &n, NULL, 30);
+        MRC_REQUIRE(mrc_test_push(&f.a, &n, NULL, 30) == MRC_ERR_PROTO,
+                    "a NACK (%s) for a PSN never sent", mrc_nack_name(r));
         mrc_qp_stats st = mrc_test_stats(&f.a);
         mrc_ctx_stats c = mrc_test_ctx_stats(&f.a);
         const char *d = mrc_test_qp_stats_diff(&f.sa.st, &st);
@@ -390,7 +391,7 @@ START_TEST(test_mrc_garbage_ack_absurd_msn)
         /* a has sent messages 1 and 2, neither complete */
         mrc_test_pkt k;
         mrc_test_build_ack(&k, &f.a, MRC_AETH_ACK, msns[i], 0);
-        mrc_test_push(&f.a, &k, NULL, 30);
+        ck_assert_int_eq(mrc_test_push(&f.a, &k, NULL, 30), MRC_ERR_PROTO);
         mrc_wc wc;
         /* a regression test: at 35bd501 mrc_req_on_ack completed every sent request the ACK's
          * MSN covered without checking that the MSN was ever sent, so an ACK for message 3
