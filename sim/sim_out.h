@@ -82,15 +82,20 @@ typedef struct sim_series {
  * Writes into folder |dir| (created if missing): summary.json (schemas/sim-summary.schema.json),
  * flows.csv and planes.csv (a time column in microseconds, then one column per flow or
  * plane), throughput.svg (goodput over time per flow; with many flows the busiest 16 and their
- * mean) and utilization.svg (per plane). Returns 0, or -1 with a sentence in |errmsg|.
+ * mean) and utilization.svg (per plane). Borrows |res| and |ts|; |ts| may be NULL (no samples).
+ * When |ts| has rows, its nflows must equal res->nflows and its interval must not be 0. Each
+ * file is written under a temporary name, synced and renamed into place. Returns 0, or -1 with
+ * a sentence in |errmsg|.
  */
 int sim_out_write(const char *dir, const sim_results *res, const sim_series *ts, char *errmsg,
                   size_t errmsglen);
 
 /*
  * Reads summary.json from each folder of |dirs| and writes to |out| the comparison table in
- * Markdown: one row per experiment, with the paper's result and ours side by side. Returns 0,
- * or -1 with a sentence in |errmsg| naming the folder at fault.
+ * Markdown: one row per run, the rows of one experiment together (experiments in the order
+ * they first appear), with the paper's result and ours side by side; sim_report.c documents
+ * the columns. Every folder is read before anything is written. Returns 0, or -1 with a
+ * sentence in |errmsg| naming the folder at fault.
  */
 int sim_report(const char *const *dirs, unsigned ndirs, FILE *out, char *errmsg, size_t errmsglen);
 
