@@ -29,6 +29,9 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 step "topology schema"
 tests/schema/check-topologies.sh build
 
+step "mrc-sim summary schema"
+tests/schema/check-sim-summary.sh
+
 step "fuzzing for ${fuzz_seconds}s per target"
 CC=clang cmake -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMRCFAB_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$jobs"
