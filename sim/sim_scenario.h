@@ -90,7 +90,7 @@ typedef enum sim_traffic_kind {
 typedef struct sim_flow_spec {
     uint32_t src, dst; /* host ids */
     uint64_t bytes;
-    uint64_t start_ps;
+    uint64_t start_ps; /* after the traffic item's start_ps */
     char label[32];
 } sim_flow_spec;
 
@@ -103,9 +103,10 @@ typedef struct sim_traffic {
     uint64_t start_ps;
     uint64_t bytes;  /* per flow; ALLREDUCE: each rank's buffer (the ring moves
                         2(N-1)/N of it through every rank) */
-    uint32_t *hosts; /* the participants (ring order for ALLREDUCE); owned */
+    uint32_t *hosts; /* the participants (ring order for ALLREDUCE; INCAST: the senders, never
+                        the receiver); owned */
     unsigned nhosts;
-    uint32_t receiver;    /* INCAST */
+    uint32_t receiver;    /* INCAST; FAB_NONE for the other kinds */
     sim_flow_spec *flows; /* FLOWS; owned */
     unsigned nflows;
 } sim_traffic;
@@ -116,7 +117,8 @@ typedef enum sim_fault_kind {
     SIM_FAULT_FLAP,          /* down |duration| every |period|, |count| times (0: to the end) */
     SIM_FAULT_LOSS,          /* random loss |loss| per packet on the cables from |at| */
     SIM_FAULT_EV_LOSS,       /* loss |loss| on the path of EV |ev| from host |src| to |dst| */
-    SIM_FAULT_BLACKHOLE,     /* switch |sw| drops everything, links staying up */
+    SIM_FAULT_BLACKHOLE,     /* switch |sw| drops everything, links staying up (for |duration|
+                                if set) */
     SIM_FAULT_REBOOT,        /* switch |sw| goes down (all its cables) for |duration| */
     SIM_FAULT_NIC_DOWN,      /* host |host| port |port| down: that plane, for that host */
     SIM_FAULT_NIC_UP,
@@ -135,7 +137,7 @@ typedef struct sim_link_ref {
 typedef struct sim_fault {
     sim_fault_kind kind;
     uint64_t at_ps;
-    uint64_t duration_ps; /* LINK_DOWN (0: for good), FLAP, REBOOT */
+    uint64_t duration_ps; /* LINK_DOWN, BLACKHOLE (0: for good), FLAP, REBOOT */
     uint64_t period_ps;   /* FLAP */
     unsigned count;       /* FLAP: times, 0 to the end of the run */
     uint64_t interval_ps; /* several cables: each one this much after the previous one
@@ -144,17 +146,19 @@ typedef struct sim_fault {
     unsigned nlinks;
     unsigned random_links; /* and this many T0-T1 cables drawn from the seed */
     bool all_links;        /* LOSS: every cable of the fabric */
-    sim_dir dir;           /* LOSS with all_links: which directions */
+    sim_dir dir;           /* LOSS with all_links: which directions, each cable seen from its
+                              upper switch end (the T1 of a T0-T1 cable, the T0 of a host's):
+                              IN = upwards (host to T0, T0 to T1), OUT = downwards */
     double loss;           /* LOSS, EV_LOSS: drop probability per packet */
-    uint32_t sw;           /* BLACKHOLE, REBOOT */
+    uint32_t sw;           /* BLACKHOLE, REBOOT; else FAB_NONE (so are host and dst) */
     uint32_t host;         /* NIC_DOWN, NIC_UP; EV_LOSS: the sending host */
-    unsigned port;
-    uint32_t dst; /* EV_LOSS: the receiving host */
-    uint32_t ev;  /* EV_LOSS */
+    unsigned port;         /* NIC_DOWN, NIC_UP: the host port (= plane) */
+    uint32_t dst;          /* EV_LOSS: the receiving host */
+    uint32_t ev;           /* EV_LOSS */
 } sim_fault;
 
 typedef struct sim_scenario {
-    char name[64];
+    char name[64];       /* default: the file's name without folder and .json */
     char *description;   /* owned, may be NULL */
     char *experiment;    /* the row it fills in the comparison table; owned, may be NULL */
     char *paper;         /* the paper's result for that row, one line; owned, may be NULL */
@@ -172,7 +176,8 @@ typedef struct sim_scenario {
     uint64_t seed;
 } sim_scenario;
 
-/* Fills every default (documented in the schema). */
+/* Fills every default (documented in the schema): overwrites all of |sc|, which must own
+ * nothing. */
 void sim_scenario_defaults(sim_scenario *sc);
 
 /*
