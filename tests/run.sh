@@ -26,8 +26,9 @@ cmake -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMRCFAB_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|cli'
 
-step "topology schema"
+step "topology and scenario schemas"
 tests/schema/check-topologies.sh build
+tests/schema/check-scenarios.sh
 
 step "mrc-sim summary schema"
 tests/schema/check-sim-summary.sh
