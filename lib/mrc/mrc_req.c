@@ -80,6 +80,17 @@ void mrc_req_teardown(mrc_qp *qp)
     qp->held_until = NULL;
 }
 
+/* The tail-loss probe's delay (RFC 8985 §7.2): two smoothed RTTs and a reordering window (the
+ * receiver answers a flagged packet at once), at most tlp_pct % of the timeout, which is also
+ * the delay before the first RTT sample; 0 when probes are off. A fraction of a timeout sized
+ * for the worst queues would leave every tail loss waiting tens of microseconds. */
+static uint64_t pto(const mrc_qp *qp)
+{
+    uint64_t cap = qp->rto * qp->ctx->set.tlp_pct / 100;
+    uint64_t two = 2 * qp->srtt + qp->reo_wnd;
+    return qp->srtt && two < cap ? two : cap;
+}
+
 /* The local ACK timeout: the base for the linear retries, then doubling. Kept in the QP, with
  * the delay of a transmission's first timer (the tail-loss probe's or the timeout's), and
  * recomputed whenever the back-off, the timeout or the retry counts change. */
@@ -90,7 +101,7 @@ void mrc_req_timing(mrc_qp *qp)
     uint32_t cap = qp->ctx->set.rto_backoff_max;
     qp->rto_base = 1024ull << qp->attr.timeout;
     qp->rto = qp->rto_base << (exp < cap ? exp : cap);
-    uint64_t tlp = qp->rto * qp->ctx->set.tlp_pct / 100;
+    uint64_t tlp = pto(qp);
     qp->arm_delay = tlp && tlp < qp->rto ? tlp : qp->rto;
 }
 
@@ -658,6 +669,8 @@ static void rtt_sample(mrc_qp *qp, uint64_t rtt)
         qp->min_rtt = rtt;
     }
     qp->srtt = qp->srtt ? (7 * qp->srtt + rtt) / 8 : rtt;
+    uint64_t tlp = pto(qp);
+    qp->arm_delay = tlp && tlp < qp->rto ? tlp : qp->rto;
 }
 
 /* An acknowledgement names its packet's EV by value: feedback and an RTT sample for it. */
@@ -886,12 +899,12 @@ static bool awaiting_ack(const mrc_qp *qp)
            qp->retx_count == 0 && qp->held_count == 0;
 }
 
-static uint64_t tlp_due(const mrc_qp *qp, uint64_t rto)
+static uint64_t tlp_due(const mrc_qp *qp)
 {
     if (qp->tlp_out || qp->ctx->set.tlp_pct == 0) {
         return UINT64_MAX;
     }
-    uint64_t delay = rto * qp->ctx->set.tlp_pct / 100;
+    uint64_t delay = pto(qp);
     /* a tail: nothing new can go out, because there is none or the MPR window is full */
     bool stalled =
         qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win;
@@ -905,7 +918,7 @@ static uint64_t tlp_due(const mrc_qp *qp, uint64_t rto)
 static void arm_awaiting_ack(mrc_qp *qp)
 {
     if (awaiting_ack(qp)) {
-        mrc_qp_timer_arm(qp, tlp_due(qp, rto_now(qp)));
+        mrc_qp_timer_arm(qp, tlp_due(qp));
     }
 }
 
@@ -938,7 +951,7 @@ uint64_t mrc_req_expiry(const mrc_qp *qp)
     if (qp->skip_end < e) {
         e = qp->skip_end;
     }
-    uint64_t rack = rack_due(qp), tlp = tlp_due(qp, rto);
+    uint64_t rack = rack_due(qp), tlp = tlp_due(qp);
     e = rack < e ? rack : e;
     return tlp < e ? tlp : e;
 }
@@ -1038,7 +1051,7 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
     if (qp->next_ev_probe <= now) {
         probe_bad_evs(qp, now, false);
     }
-    if (tlp_due(qp, rto_now(qp)) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
+    if (tlp_due(qp) <= now && probe_alloc(qp, PROBE_TAIL, 0)) {
         qp->tlp_out = true;
         mrc_qp_ready(qp);
     }
