@@ -97,7 +97,8 @@ typedef struct mrc_txp {
     uint16_t len;
     uint16_t evi;
     uint8_t flags;
-    uint8_t attempts; /* retransmissions so far */
+    uint8_t attempts; /* retransmissions so far (saturating) */
+    uint8_t charged;  /* those that count against the retry budget */
     uint32_t age;     /* how long the previous copy had been out when this one was sent (ns) */
     uint64_t sent;
 } mrc_txp;
@@ -105,6 +106,7 @@ typedef struct mrc_txp {
 #define TXP_ACKED (1u << 0)
 #define TXP_QUEUED (1u << 2) /* waiting in the retransmit FIFO */
 #define TXP_HELD (1u << 3)   /* waiting out a resource NACK */
+#define TXP_NACKED (1u << 4) /* queued by a NACK: the resend is free of the retry budget */
 
 typedef struct mrc_swqe {
     uint64_t wr_id;

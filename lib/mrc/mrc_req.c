@@ -130,7 +130,7 @@ static inline void arm_sent(mrc_qp *qp, uint64_t now)
 static bool retries_left(const mrc_qp *qp, const mrc_txp *t)
 {
     unsigned limit = (unsigned)qp->attr.retry.linear_cnt + qp->attr.retry.exp_cnt;
-    return qp->attr.retry.exp_cnt == 25 || t->attempts < limit;
+    return qp->attr.retry.exp_cnt == 25 || t->charged < limit;
 }
 
 /* The send log (see mrc_qp): a transmission joins at the tail. */
@@ -182,7 +182,10 @@ static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
     if (t->flags & (TXP_ACKED | TXP_QUEUED)) {
         return;
     }
-    t->flags |= TXP_QUEUED;
+    /* a NACK proves the peer alive and the path delivering (the header got through): it is
+     * congestion or a short resource, which a trimmed incast repeats for as long as it lasts,
+     * so its resend must not use up the budget meant for a silent peer or path */
+    t->flags |= cause == MRC_RETX_NACK ? TXP_QUEUED | TXP_NACKED : TXP_QUEUED;
     qp->retx[(qp->retx_head + qp->retx_count) & qp->txp_mask] = psn_of(qp, s);
     qp->retx_count++;
     qp->st.retx_by_cause[cause]++;
@@ -392,7 +395,13 @@ static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t 
     if (rtx) {
         uint64_t age = now - t->sent;
         t->age = age < UINT32_MAX ? (uint32_t)age : UINT32_MAX;
-        t->attempts++;
+        if (t->attempts < UINT8_MAX) {
+            t->attempts++;
+        }
+        if (!(t->flags & TXP_NACKED)) {
+            t->charged++;
+        }
+        t->flags &= (uint8_t)~TXP_NACKED;
         e->retx_sent++;
         qp->st.retx_pkts++;
         qp->st.retx_bytes += len;
@@ -485,7 +494,7 @@ static inline __attribute__((always_inline)) int write_new(mrc_qp *qp, uint8_t *
     t->off = off;
     t->len = (uint16_t)(w->length - off < mtu ? w->length - off : mtu);
     t->flags = 0;
-    t->attempts = 0;
+    t->attempts = t->charged = 0;
     int n = send_data(qp, s, evi, false, dest, destlen, info, now);
     if (n < 0) {
         return n;
@@ -620,7 +629,7 @@ static int write_run(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mas
         t->off = off;
         t->len = (uint16_t)mtu;
         t->flags = 0;
-        t->attempts = 0;
+        t->attempts = t->charged = 0;
         uint8_t *dest = pkts[i].data;
         if (qp->dtmpl_tag[e->port] == tag) {
             memcpy(dest, qp->dtmpl[e->port], sizeof(qp->dtmpl[0]));
@@ -777,7 +786,6 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     return 0;
 }
 
-
 int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
     const mrc_neth *n = &pkt->neth;
@@ -830,7 +838,6 @@ int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     }
     return 0;
 }
-
 
 int mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
 {
@@ -890,7 +897,6 @@ int mrc_req_on_ack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
     arm_awaiting_ack(qp);
     return 0;
 }
-
 
 /* All sent and acknowledged, but the Transport ACK of the last messages has not come. */
 static bool awaiting_ack(const mrc_qp *qp)
@@ -1004,7 +1010,7 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
     if (qp->stalled_since && qp->stalled_since + rto <= now && qp->retx_count) {
         /* a retransmission that found no EV for a whole timeout */
         mrc_txp *t = &qp->txp[slot_of(qp, qp->retx[qp->retx_head])];
-        t->attempts++;
+        t->charged++;
         qp->st.timeouts++;
         qp->stalled_since = now;
         fired = true;

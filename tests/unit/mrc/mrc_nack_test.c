@@ -156,6 +156,45 @@ START_TEST(test_mrc_nack_trimmed_lasthop)
 }
 END_TEST
 
+/* A packet trimmed again and again (an incast that lasts) is resent every time and completes:
+ * NACK resends do not use up the retry budget, here 2, meant for silence. */
+START_TEST(test_mrc_nack_trimmed_beyond_retry_budget)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    opts(&o);
+    o.linear_cnt = 1;
+    o.exp_cnt = 1;
+    mrc_test_pair_new(&a, &o, &b, &o, 0);
+    fill(&a, 1024, 3);
+    ck_assert_int_eq(
+        mrc_test_post_write(&a, 1, false, 0, 0, 1024, mrc_test_va(&b, 0), mrc_mr_rkey(b.mr), 0), 0);
+    mrc_test_pkt p;
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+    uint64_t now = 10;
+    for (unsigned i = 0; i < 6; i++, now += 10) {
+        ck_assert(mrc_test_is_data(&p));
+        ck_assert_uint_eq(p.pkt.bth.psn, o.sq_psn);
+        trim(&p);
+        mrc_rx_info rx = mrc_test_rx(&p);
+        rx.dscp = o.set.dscp_trimmed_lasthop;
+        ck_assert_int_eq(mrc_test_push(&b, &p, &rx, now), 0);
+        ck_assert_uint_eq(b_to_a(&b, &a, now, NULL), 1);
+        ck_assert_int_gt(mrc_test_pull(&a, &p, now), 0);
+    }
+    ck_assert_uint_eq(mrc_test_stats(&a).state, MRC_QPS_RTS);
+    ck_assert_int_eq(mrc_test_push(&b, &p, NULL, now), 0);
+    mrc_test_pump(&a, &b, now, NULL, NULL);
+    mrc_wc wc;
+    ck_assert_int_eq(mrc_test_poll(&a, &wc, 1), 1);
+    ck_assert_int_eq(wc.status, MRC_WC_SUCCESS);
+    ck_assert_mem_eq(b.mem, a.mem, 1024);
+    ck_assert_uint_eq(mrc_test_stats(&a).retx_by_cause[MRC_RETX_NACK], 6);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 /* A resource NACK of |reason| for PSN |psn| arrived at a at |now|: nothing is resent before
  * nack_retry_ns, then the PSN is; returns the resend. */
 static void resent_later(mrc_test_node *a, uint32_t psn, uint64_t now, mrc_test_pkt *r)
@@ -590,6 +629,7 @@ Suite *mrc_nack_suite(void)
     TCase *tc = tcase_create("nack");
     tcase_add_test(tc, test_mrc_nack_trimmed);
     tcase_add_test(tc, test_mrc_nack_trimmed_lasthop);
+    tcase_add_test(tc, test_mrc_nack_trimmed_beyond_retry_budget);
     tcase_add_test(tc, test_mrc_nack_no_bitmap);
     tcase_add_test(tc, test_mrc_nack_no_pkt_buffer);
     tcase_add_test(tc, test_mrc_nack_no_resource);
