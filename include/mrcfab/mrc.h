@@ -131,6 +131,9 @@ typedef struct mrc_settings {
     unsigned always_skip_pct;    /* ... and the CE share that triggers it */
     unsigned max_ooo_tracked;    /* out-of-order PSNs tracked before NO_BITMAP (0: window) */
     /* requester */
+    bool ev_in_order;         /* an EV is one path whose data queues keep order (static uSID
+                                 routes, no adaptive routing): a later first copy reported on
+                                 an EV proves an earlier one that is not reported lost */
     unsigned reorder_pkts;    /* transmissions acked after a packet that make it lost */
     uint64_t reorder_ns;      /* ... sent this much later: the initial reordering window */
     unsigned tlp_pct;         /* tail-loss probe after this % of the RTO without a SACK */
@@ -465,6 +468,7 @@ typedef struct mrc_qp_stats {
     uint64_t ev_transitions[4][4]; /* [from][to] mrc_ev_state */
     uint64_t floor_hits;           /* ASSUMED_BAD refused to keep min_active EVs */
     uint32_t ev_count[4];          /* EVs now in each state */
+    uint64_t srtt_ns, min_rtt_ns, reo_wnd_ns, rto_ns; /* the loss detector's view now */
     uint32_t inflight_pkts;
     uint32_t state; /* mrc_qp_state */
 } mrc_qp_stats;

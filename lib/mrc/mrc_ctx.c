@@ -23,6 +23,7 @@ void mrc_settings_default(mrc_settings *s)
     s->always_skip_window = 32;
     s->always_skip_pct = 75;
     s->max_ooo_tracked = 0;
+    s->ev_in_order = true;
     s->reorder_pkts = 3;
     s->reorder_ns = 2000;
     s->tlp_pct = 25;
@@ -33,7 +34,7 @@ void mrc_settings_default(mrc_settings *s)
     s->probe_interval_ns = 100000;
     s->probe_interval_max_ns = 100000000;
     s->probe_recover = 3;
-    s->rev_refresh_ns = 10000000;
+    s->rev_refresh_ns = 50000;
     s->ep_timeout_ns = 1000000;
     s->psu_repeat = 3;
     s->psu_interval_ns = 1000000;

@@ -136,6 +136,7 @@ int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p)
     qp->rot_dirty = true;
     qp->draw = mrc_rng_next(&ctx->rng);
     qp->last_sent_data = qp->last_rcvd = qp->last_rev_refresh = 0;
+    qp->rev_urgent = false;
     qp->min_active = p->min_active;
     qp->event_mask = p->event_mask;
     qp->st.ev_count[MRC_EV_GOOD] = p->nevs;
@@ -289,6 +290,10 @@ uint64_t mrc_ev_rev_due(const mrc_qp *qp)
     if (!ivl || !qp->evs || qp->last_rcvd <= qp->last_rev_refresh) {
         return UINT64_MAX; /* off, or nothing received since the last refresh */
     }
+    if (qp->rev_urgent) {
+        /* at most one refresh per eighth of the interval, however many duplicates come */
+        return qp->last_rev_refresh + ivl / 8;
+    }
     uint64_t since =
         qp->last_sent_data > qp->last_rev_refresh ? qp->last_sent_data : qp->last_rev_refresh;
     return since + ivl;
@@ -304,6 +309,7 @@ void mrc_ev_rev_refresh(mrc_qp *qp, uint64_t now)
         return;
     }
     qp->last_rev_refresh = now;
+    qp->rev_urgent = false;
     uint32_t up = mrc_ev_port_mask(qp);
     for (unsigned port = 0; port < qp->attr.ah.nports; port++) {
         if (!(up & (1u << port))) {

@@ -87,6 +87,9 @@ typedef struct mrc_qev {
     uint64_t pkts_sent, retx_sent, acked, timeouts, ecn, trims, transitions;
     uint64_t probes_sent, probes_ok, probes_lost;
     uint64_t last_rtt, min_rtt;
+    /* the latest first copy on this EV that the SACK being read reports received */
+    uint32_t wit_epoch;
+    int32_t wit_off; /* its PSN less snd_una */
 } mrc_qev;
 
 /* An outstanding request packet, by PSN. */
@@ -191,6 +194,7 @@ struct mrc_qp {
     uint64_t next_ev_probe;      /* earliest recovery probe due */
     uint64_t skip_end;           /* no SKIP outlasts this (UINT64_MAX: none) */
     uint64_t last_sent_data, last_rev_refresh;
+    bool rev_urgent; /* a duplicate arrived: an answer was lost, refresh the reverse EVs soon */
 
     /* requester */
     mrc_swqe *sq;
@@ -207,6 +211,7 @@ struct mrc_qp {
     } * log;
     uint32_t log_mask, log_head, log_tail;
     uint32_t tx_seq, max_acked_seq;
+    uint32_t sack_epoch;     /* SACKs read, for mrc_qev.wit_epoch */
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
     uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;

@@ -407,6 +407,10 @@ int mrc_qp_get_stats(const mrc_qp *qp, mrc_qp_stats *stats)
         inflight = (uint32_t)mrc_psn_diff(qp->snd_nxt, qp->snd_una);
     }
     stats->inflight_pkts = inflight;
+    stats->srtt_ns = qp->srtt;
+    stats->min_rtt_ns = qp->min_rtt;
+    stats->reo_wnd_ns = qp->reo_wnd;
+    stats->rto_ns = qp->rto;
     return 0;
 }
 

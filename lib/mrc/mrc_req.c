@@ -285,6 +285,41 @@ static void rack_detect(mrc_qp *qp, uint64_t now)
     }
 }
 
+/* A first copy this SACK reports missing is lost if a later first copy on its EV is reported
+ * received: one path keeps the order of its packets, so it is not late. RACK must wait out
+ * the reordering between paths, tens of microseconds when queues differ; this needs none. */
+static void path_order_check(mrc_qp *qp, int32_t off, uint32_t epoch, uint64_t now)
+{
+    uint32_t slot = (qp->una_slot + (uint32_t)off) & qp->txp_mask;
+    const mrc_txp *t = &qp->txp[slot];
+    const mrc_qev *e = &qp->evs[t->evi];
+    if (t->attempts == 0 && !(t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD)) &&
+        e->wit_epoch == epoch && off < e->wit_off) {
+        mrc_ev_lost(qp, t->evi, now);
+        mark_lost(qp, slot, MRC_RETX_INFERRED);
+    }
+}
+
+/* The PSNs this SACK reports missing: cack + 1 and the holes below the bitmap's last set bit
+ * (between them, if the bitmap starts later, nothing is reported). */
+static void path_order_detect(mrc_qp *qp, uint64_t bitmap, int32_t base, uint32_t epoch,
+                              uint64_t now)
+{
+    if (base > 0) {
+        path_order_check(qp, 0, epoch, now);
+    }
+    unsigned top = 63 - (unsigned)__builtin_clzll(bitmap);
+    uint64_t holes = ~bitmap & ((1ull << top) - 1);
+    while (holes) {
+        unsigned i = (unsigned)__builtin_ctzll(holes);
+        holes &= holes - 1;
+        int32_t off = base + (int32_t)i;
+        if (off >= 0) {
+            path_order_check(qp, off, epoch, now);
+        }
+    }
+}
+
 static void gather(const mrc_swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
 {
     for (unsigned k = 0; k < w->nsge && len; k++) {
@@ -766,14 +801,24 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     advance_una(qp, mrc_psn_add(s->cack, 1), now);
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
     uint64_t bits = s->bitmap;
-    uint32_t base = mrc_psn_add(s->cack, s->sack_offset);
+    int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
+    uint32_t epoch = ++qp->sack_epoch;
     while (bits) {
         unsigned i = (unsigned)__builtin_ctzll(bits);
         bits &= bits - 1;
-        int32_t off = mrc_psn_diff(mrc_psn_add(base, (int32_t)i), qp->snd_una);
+        int32_t off = base + (int32_t)i;
         if (off >= 0 && off < out) {
-            ack_one(qp, (qp->una_slot + (uint32_t)off) & qp->txp_mask, now);
+            uint32_t slot = (qp->una_slot + (uint32_t)off) & qp->txp_mask;
+            ack_one(qp, slot, now);
+            const mrc_txp *t = &qp->txp[slot];
+            if (t->attempts == 0) {
+                qp->evs[t->evi].wit_epoch = epoch;
+                qp->evs[t->evi].wit_off = off; /* the bits go upwards: the last is the latest */
+            }
         }
+    }
+    if (qp->ctx->set.ev_in_order && s->bitmap) {
+        path_order_detect(qp, s->bitmap, base, epoch, now);
     }
     if (s->pr) {
         on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);
@@ -951,7 +996,7 @@ uint64_t mrc_req_expiry(const mrc_qp *qp)
     if (qp->next_ev_probe < e) {
         e = qp->next_ev_probe;
     }
-    if (qp->stalled_since && qp->stalled_since + rto < e) {
+    if (qp->stalled_since && qp->retx_count && qp->stalled_since + rto < e) {
         e = qp->stalled_since + rto;
     }
     if (qp->skip_end < e) {
@@ -1007,7 +1052,10 @@ void mrc_req_on_timer(mrc_qp *qp, uint64_t now)
         mark_lost(qp, s, MRC_RETX_TIMEOUT);
         fired = true;
     }
-    if (qp->stalled_since && qp->stalled_since + rto <= now && qp->retx_count) {
+    if (qp->stalled_since && !qp->retx_count) {
+        qp->stalled_since = 0; /* what waited for an EV was acknowledged meanwhile */
+    }
+    if (qp->stalled_since && qp->stalled_since + rto <= now) {
         /* a retransmission that found no EV for a whole timeout */
         mrc_txp *t = &qp->txp[slot_of(qp, qp->retx[qp->retx_head])];
         t->charged++;

@@ -255,6 +255,9 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
          * so the next one goes by another reverse EV */
         qp->st.dup_pkts_rcvd++;
         mrc_ev_reverse_suspect(qp, port);
+        /* the lost answer may have left by any plane's reverse EV: probe them all */
+        qp->rev_urgent = true;
+        mrc_qp_timer_arm(qp, mrc_ev_rev_due(qp));
         queue_sack(qp, psn, psn, ev, MRC_M_NONE, pkt, port);
         if (qp->msn_done) {
             queue_ack(qp, MRC_AETH_ACK, port);

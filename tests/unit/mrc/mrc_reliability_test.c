@@ -898,6 +898,125 @@ START_TEST(test_mrc_reliability_probe_answered)
 }
 END_TEST
 
+/* The loss detector's view in the QP's statistics: the smoothed and minimum RTT from a SACK,
+ * the reordering window at its start, the timeout from the attribute. */
+START_TEST(test_mrc_reliability_rtt_in_stats)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.timeout = 4;
+    requester(&a, &o);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.srtt_ns, 0);
+    ck_assert_uint_eq(st.rto_ns, 1024u << 4);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 100, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 1000), 0);
+    mrc_test_build_sack(&p, &a, o.sq_psn, 0, 1, 0, MRC_M_NONE, p.info.ev, 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 6000), 0);
+    st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.srtt_ns, 5000);
+    ck_assert_uint_eq(st.min_rtt_ns, 5000);
+    ck_assert_uint_eq(st.reo_wnd_ns, o.set.reorder_ns);
+    ck_assert_uint_eq(st.rto_ns, 1024u << 4);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
+/* One EV is one path, which keeps order: a packet the SACK reports missing while a later first
+ * copy on its EV is reported received is lost, at once, within any reordering window; with
+ * ev_in_order off the same SACK is mere reordering. */
+static void path_order_case(bool in_order)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 1;
+    o.evs_per_port = 2;
+    o.mtu = 256;
+    o.set.ev_in_order = in_order;
+    requester(&a, &o);
+    uint32_t p0 = o.sq_psn;
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    uint32_t ev[8];
+    for (unsigned k = 0; k < 8; k++) {
+        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+        ev[k] = p.info.ev;
+    }
+    unsigned later = 1;
+    while (later < 8 && ev[later] != ev[0]) {
+        later++;
+    }
+    ck_assert_uint_lt(later, 8); /* eight packets on two EVs: a later one shares the first's */
+    /* +1 .. +7 received, +0 not */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 7, 1, 0xfe, MRC_M_NONE, ev[7], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 1000), 0);
+    if (in_order) {
+        ck_assert_int_gt(mrc_test_pull(&a, &p, 1000), 0);
+        ck_assert(mrc_test_is_data(&p));
+        ck_assert_uint_eq(p.pkt.bth.psn, p0);
+        ck_assert_uint_eq(p.pkt.bth.rtx, 1);
+        ck_assert_uint_eq(mrc_test_stats(&a).retx_by_cause[MRC_RETX_INFERRED], 1);
+    }
+    expect_nothing(&a, 1000);
+    ck_assert_uint_eq(mrc_test_stats(&a).retx_pkts, in_order ? 1 : 0);
+    mrc_test_node_free(&a);
+}
+
+START_TEST(test_mrc_reliability_loss_by_path_order)
+{
+    path_order_case(true);
+    path_order_case(false);
+}
+END_TEST
+
+/* A resend that waits for an EV and is then acknowledged (its first copy arrived after all)
+ * leaves no deadline behind: the timer neither fires for it nor spins on it. A regression
+ * test: the stall's deadline stayed in the expiry with nothing to resend, and mrc_handle_expiry
+ * pushed it a nanosecond at a time, a timer event per nanosecond in the simulator. */
+START_TEST(test_mrc_reliability_stall_then_acked)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 1;
+    o.mtu = 256;
+    o.set.tlp_pct = 0;
+    o.timeout = 4; /* 16 us */
+    requester(&a, &o);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 2 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_int_eq(mrc_qp_ev_set_state(a.qp, mrc_test_ev(0, i), MRC_EV_DENIED, 10), 0);
+    }
+    /* the first packet is trimmed: its resend finds no EV and waits */
+    mrc_test_build_nack(&p, &a, MRC_NACK_TRIMMED_LASTHOP, o.sq_psn, mrc_test_ev(0, 0), 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 20), 0);
+    expect_nothing(&a, 20);
+    /* ... and both arrive after all */
+    mrc_test_build_sack(&p, &a, PSN(o.sq_psn, 1), 0, 1, 0, MRC_M_NONE, mrc_test_ev(0, 1), 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 30), 0);
+    expect_nothing(&a, 30);
+    uint64_t now = 30;
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t e = mrc_get_expiry(a.ctx);
+        if (e == UINT64_MAX) {
+            break;
+        }
+        ck_assert_msg(e > now + 1000, "timer %u due %llu ns after the last", i,
+                      (unsigned long long)(e - now));
+        now = e;
+        mrc_handle_expiry(a.ctx, now);
+    }
+    ck_assert_uint_eq(mrc_test_stats(&a).state, MRC_QPS_RTS);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 /* Loss inferred from SACKs: once later packets sent a reordering window after a packet are
  * acknowledged, it is resent at once; mere reordering within the window is not. */
 START_TEST(test_mrc_reliability_loss_inferred_from_sacks)
@@ -962,6 +1081,9 @@ Suite *mrc_reliability_suite(void)
     tcase_add_test(tc, test_mrc_reliability_tail_loss_probe_lost_ack);
     tcase_add_test(tc, test_mrc_reliability_probe_answered);
     tcase_add_test(tc, test_mrc_reliability_loss_inferred_from_sacks);
+    tcase_add_test(tc, test_mrc_reliability_stall_then_acked);
+    tcase_add_test(tc, test_mrc_reliability_loss_by_path_order);
+    tcase_add_test(tc, test_mrc_reliability_rtt_in_stats);
     suite_add_tcase(s, tc);
     return s;
 }
