@@ -47,6 +47,7 @@ void sim_scenario_defaults(sim_scenario *sc)
                 .ecn_kmax = 160 * KIB,
                 .ecn_pmax = 0.2,
                 .trim = true,
+                .trim_bytes = 96 * KIB,
                 .pfc = false,
                 .pfc_xoff = 256 * KIB,
                 .pfc_xon = 128 * KIB,
@@ -82,7 +83,9 @@ void sim_scenario_defaults(sim_scenario *sc)
                         .fast_recovery = 5,
                         .cnp_interval_ps = 50 * SIM_PS_PER_US,
                     },
-                .timeout_ps = 100 * SIM_PS_PER_US,
+                /* 4.096 us x 2^14, a short setting of a RoCE NIC's local ACK timeout (NCCL's
+                 * default, 2^20, is 4.3 s) */
+                .timeout_ps = (4096ull << 14) * SIM_PS_PER_NS,
                 .retry = 7,
                 .ack_every = 16,
                 .plane = -1,
@@ -882,9 +885,9 @@ static int check_order(loader *ld, json_object *obj, const char *lokey, uint64_t
 
 static int parse_net(loader *ld, json_object *root)
 {
-    static const char *const keys[] = {"host",          "fabric", "switch_latency", "buffer",
-                                       "ctrl_buffer",   "ecn",    "trim",           "pfc",
-                                       "ecmp_converge", NULL};
+    static const char *const keys[] = {
+        "host",    "fabric", "switch_latency", "buffer", "ctrl_buffer", "ecn", "trim",
+        "trim_at", "pfc",    "ecmp_converge",  NULL};
     static const char *const ecn_keys[] = {"kmin", "kmax", "pmax", NULL};
     static const char *const pfc_keys[] = {"enabled", "xoff", "xon", NULL};
     sim_net_cfg *net = &ld->sc->net;
@@ -902,6 +905,7 @@ static int parse_net(loader *ld, json_object *root)
         opt_size32(ld, o, "buffer", 1, &net->buffer_bytes) != 0 ||
         opt_size32(ld, o, "ctrl_buffer", 1, &net->ctrl_buffer_bytes) != 0 ||
         opt_bool(ld, o, "trim", &net->trim) != 0 ||
+        opt_size32(ld, o, "trim_at", 1, &net->trim_bytes) != 0 ||
         opt_duration(ld, o, "ecmp_converge", false, &net->ecmp_converge_ps) != 0 ||
         opt_object(ld, o, "ecn", &ecn) != 0 || opt_object(ld, o, "pfc", &pfc) != 0) {
         return -1;
@@ -1228,6 +1232,8 @@ static int parse_traffic_item(loader *ld, json_object *item, sim_traffic *t)
                                              "start", "flows",     NULL};
     static const char *const group_keys[] = {"kind",  "transport", "label", "qps",
                                              "start", "hosts",     "bytes", NULL};
+    static const char *const allreduce_keys[] = {"kind",  "transport", "label",  "qps", "start",
+                                                 "hosts", "bytes",     "slices", NULL};
     static const char *const incast_keys[] = {"kind",  "transport", "label",    "qps", "start",
                                               "hosts", "bytes",     "receiver", NULL};
     static const char *const transports[] = {"mrc", "roce", NULL};
@@ -1244,12 +1250,15 @@ static int parse_traffic_item(loader *ld, json_object *item, sim_traffic *t)
     t->receiver = FAB_NONE;
     snprintf(t->label, sizeof(t->label), "%s", traffic_kinds[kind]);
     snprintf(what, sizeof(what), "%s traffic", traffic_kinds[kind]);
-    const char *const *keys = t->kind == SIM_TRAFFIC_FLOWS    ? flows_keys
-                              : t->kind == SIM_TRAFFIC_INCAST ? incast_keys
-                                                              : group_keys;
+    const char *const *keys = t->kind == SIM_TRAFFIC_FLOWS       ? flows_keys
+                              : t->kind == SIM_TRAFFIC_INCAST    ? incast_keys
+                              : t->kind == SIM_TRAFFIC_ALLREDUCE ? allreduce_keys
+                                                                 : group_keys;
+    t->slices = 4;
     if (check_keys(ld, item, keys, what) != 0 ||
         opt_label(ld, item, "label", t->label, sizeof(t->label)) != 0 ||
         opt_uns(ld, item, "qps", 0, 1024, &t->qps) != 0 ||
+        opt_uns(ld, item, "slices", 1, 64, &t->slices) != 0 ||
         opt_duration(ld, item, "start", false, &t->start_ps) != 0) {
         return -1;
     }
@@ -1421,12 +1430,13 @@ static int parse_links(loader *ld, json_object *fo, sim_fault *f, const char *ki
     if (links) {
         has(fo, "links", &v);
         size_t old = push_key(ld, "links");
-        if (json_object_is_type(v, json_type_string) &&
-            strcmp(json_object_get_string(v), "all") == 0) {
+        const char *set = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+        if (strcmp(set, "all") == 0 || strcmp(set, "hosts") == 0) {
             if (f->kind != SIM_FAULT_LOSS) {
-                return fail(ld, "\"all\" is only for loss faults");
+                return fail(ld, "\"%s\" is only for loss faults", set);
             }
             f->all_links = true;
+            f->hosts_only = set[0] == 'h';
         } else if (json_object_is_type(v, json_type_array)) {
             size_t n = json_object_array_length(v);
             if (n == 0) {
@@ -1443,7 +1453,8 @@ static int parse_links(loader *ld, json_object *fo, sim_fault *f, const char *ki
             }
         } else {
             return fail(ld, "must be a list of cables%s, not %s",
-                        f->kind == SIM_FAULT_LOSS ? " or \"all\"" : "", quote(v, q, sizeof(q)));
+                        f->kind == SIM_FAULT_LOSS ? ", \"all\" or \"hosts\"" : "",
+                        quote(v, q, sizeof(q)));
         }
         pop(ld, old);
     }
@@ -1451,7 +1462,8 @@ static int parse_links(loader *ld, json_object *fo, sim_fault *f, const char *ki
         unsigned dir;
         size_t old = push_key(ld, "direction");
         if (!f->all_links) {
-            return fail(ld, "only with \"links\": \"all\" (a listed cable has its own direction)");
+            return fail(ld, "only with \"links\": \"all\" or \"hosts\" (a listed cable has its "
+                            "own direction)");
         }
         if (val_enum(ld, v, all_dirs, &dir) != 0) {
             return -1;

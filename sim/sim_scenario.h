@@ -35,6 +35,8 @@ typedef struct sim_net_cfg {
     double ecn_pmax;             /*   kmax, always above kmax; decided at dequeue */
     bool trim;                   /* trim MRC packets to their headers when the data queue is
                                     full (RoCE packets are dropped: RoCE NICs know no trims) */
+    uint32_t trim_bytes;         /* ... full for MRC data at this many bytes (or buffer_bytes
+                                    if less): about a BDP, as trimming fabrics keep it */
     bool pfc;                    /* lossless: pause the upstream port at pfc_xoff bytes held */
     uint32_t pfc_xoff, pfc_xon;  /*   from one ingress port, resume below pfc_xon */
     uint64_t ecmp_converge_ps;   /* after a cable fails, ECMP (the RoCE baseline) stops using
@@ -107,6 +109,8 @@ typedef struct sim_traffic {
                         the receiver); owned */
     unsigned nhosts;
     uint32_t receiver;    /* INCAST; FAB_NONE for the other kinds */
+    unsigned slices;      /* ALLREDUCE: each chunk moves as this many pipelined slices (as
+                             NCCL's ring does), so one slow slice does not stall a step */
     sim_flow_spec *flows; /* FLOWS; owned */
     unsigned nflows;
 } sim_traffic;
@@ -146,6 +150,8 @@ typedef struct sim_fault {
     unsigned nlinks;
     unsigned random_links; /* and this many T0-T1 cables drawn from the seed */
     bool all_links;        /* LOSS: every cable of the fabric */
+    bool hosts_only;       /* LOSS with all_links: only the hosts' cables (NIC to T0), where
+                              each packet crosses one lossy cable in each direction */
     sim_dir dir;           /* LOSS with all_links: which directions, each cable seen from its
                               upper switch end (the T1 of a T0-T1 cable, the T0 of a host's):
                               IN = upwards (host to T0, T0 to T1), OUT = downwards */

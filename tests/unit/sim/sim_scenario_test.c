@@ -132,6 +132,7 @@ static void check_default_net(const sim_net_cfg *n)
     ck_assert_uint_eq(n->switch_latency_ps, 300 * SIM_PS_PER_NS);
     ck_assert_uint_eq(n->buffer_bytes, 512 * 1024);
     ck_assert_uint_eq(n->ctrl_buffer_bytes, 64 * 1024);
+    ck_assert_uint_eq(n->trim_bytes, 96 * 1024);
     ck_assert_uint_eq(n->ecn_kmin, 40 * 1024);
     ck_assert_uint_eq(n->ecn_kmax, 160 * 1024);
     ck_assert_double_eq(n->ecn_pmax, 0.2);
@@ -160,7 +161,7 @@ static void check_default_roce(const sim_roce_cfg *r)
 {
     ck_assert_uint_eq(r->mtu, 4096);
     ck_assert_uint_eq(r->qps, 1);
-    ck_assert_uint_eq(r->timeout_ps, 100 * SIM_PS_PER_US);
+    ck_assert_uint_eq(r->timeout_ps, 67108864 * SIM_PS_PER_NS);
     ck_assert_uint_eq(r->retry, 7);
     ck_assert_uint_eq(r->ack_every, 16);
     ck_assert_int_eq(r->plane, -1);
@@ -244,6 +245,7 @@ START_TEST(test_sim_scenario_readme_example)
     ck_assert_uint_eq(t->qps, 0);
     ck_assert_uint_eq(t->start_ps, 0);
     ck_assert_uint_eq(t->bytes, 16 << 20);
+    ck_assert_uint_eq(t->slices, 4);
     ck_assert_uint_eq(t->nhosts, 64);
     for (unsigned i = 0; i < 64; i++) {
         ck_assert_uint_eq(t->hosts[i], i);
@@ -365,7 +367,7 @@ START_TEST(test_sim_scenario_every_kind)
     ck_assert_uint_eq(t->start_ps, 1250 * SIM_PS_PER_US);
     ck_assert_uint_eq(t->nhosts, 64);
 
-    ck_assert_uint_eq(sc->nfaults, 11);
+    ck_assert_uint_eq(sc->nfaults, 12);
     const sim_fault *f = &sc->faults[0];
     ck_assert_uint_eq(f->at_ps, 1000 * PS_MS);
     ck_assert_uint_eq(f->nlinks, 5);
@@ -385,7 +387,7 @@ START_TEST(test_sim_scenario_every_kind)
     ck_assert_uint_eq(f->count, 0);
     f = &sc->faults[3];
     ck_assert_int_eq(f->kind, SIM_FAULT_LOSS);
-    ck_assert(f->all_links);
+    ck_assert(f->all_links && !f->hosts_only);
     ck_assert_int_eq(f->dir, SIM_DIR_IN);
     ck_assert_double_eq(f->loss, 1);
     f = &sc->faults[4];
@@ -418,6 +420,11 @@ START_TEST(test_sim_scenario_every_kind)
     ck_assert_uint_eq(f->port, 0);
     f = &sc->faults[10];
     ck_assert_int_eq(f->kind, SIM_FAULT_NIC_UP);
+    f = &sc->faults[11];
+    ck_assert_int_eq(f->kind, SIM_FAULT_LOSS);
+    ck_assert(f->all_links && f->hosts_only);
+    ck_assert_int_eq(f->dir, SIM_DIR_OUT);
+    ck_assert_double_eq(f->loss, 0.01);
     sim_scenario_free(sc);
 }
 END_TEST
@@ -656,6 +663,11 @@ static const bad_case bad_cases[] = {
     {"mrc-timeout-zero", NULL, "$.mrc.timeout: must be an integer from 1 to 24"},
     {"ecn-pmax-above-1", NULL, "$.net.ecn.pmax: must be a number from 0 to 1, not 1.5"},
     {"trim-string", NULL, "$.net.trim: must be true or false, not \"yes\""},
+    {"trim-at-zero", NULL, "$.net.trim_at: must be"},
+    {"allreduce-slices-zero", NULL, "$.traffic[0].slices: must be an integer from 1 to 64"},
+    {"permutation-slices", NULL, "$.traffic[0].slices: unknown key (permutation traffic takes"},
+    {"loss-links-bad-set", NULL,
+     "$.faults[0].links: must be a list of cables, \"all\" or \"hosts\", not \"hostz\""},
     {"roce-plane-below-minus-1", NULL, "$.roce.plane: must be -1"},
     {"name-bad-char", NULL, "$.name: must be 1 to 63 characters"},
     {"reduced-array", NULL, "$.reduced: must be an object (a JSON merge patch), not [1]"},
