@@ -152,7 +152,9 @@ case $out in
 *) fail "path text: $out" ;;
 esac
 
-# 4. consumers: ip -batch takes the iproute2 render; install agrees with it (needs root)
+# 4. consumers: ip -batch takes the iproute2 render; install agrees with it (needs root).
+# No 'grep -q' after a pipe here: it exits at the first match, the writer gets SIGPIPE on its
+# next line, and pipefail turns a match into a failure.
 if [ "$(id -u)" -ne 0 ]; then
     printf 'SKIP install and ip -batch: need root\n'
 else
@@ -165,7 +167,7 @@ else
     mrcctl -t "$lab" routes render --switch p0-t1-1 --format iproute2 >"$tmp/t1.ip"
     if ip -n "$netns" -batch "$tmp/t1.ip" &&
         mrcctl -t "$lab" routes install --switch p0-t1-1 --netns "$netns" --dry-run 2>/dev/null |
-        grep -q ": 0 to add, 0 to change, 0 to remove, 9 unchanged, 0 conflicts"; then
+        grep ": 0 to add, 0 to change, 0 to remove, 9 unchanged, 0 conflicts" >/dev/null; then
         pass "ip -batch accepts the iproute2 render, and install finds nothing to change"
     else
         fail "iproute2 render and install disagree"
@@ -184,7 +186,7 @@ else
     check_schema mrcctl/install.schema.json "routes install --json" "$tmp"/install*.json
     if grep -q '"add": 5' "$tmp/install2.json" && [ $rc -eq 0 ] &&
         grep -q '"conflict": 0' "$tmp/install3.json" &&
-        ip -n "$netns" -6 route show proto static | grep -q 'fcbb:bb00:1000::/48'; then
+        ip -n "$netns" -6 route show proto static | grep 'fcbb:bb00:1000::/48' >/dev/null; then
         pass "install adds what is missing, leaves a foreign route of another prefix alone"
     else
         fail "install: $(cat "$tmp/install2.json" "$tmp/install3.json")"
@@ -196,7 +198,7 @@ else
     rc=$?
     set -e
     if [ $rc -eq 1 ] && grep -q 'conflict' "$tmp/i4" &&
-        ip -n "$netns" -6 route show proto static | grep -q 'fcbb:bb00:800::/48 dev eth2'; then
+        ip -n "$netns" -6 route show proto static | grep 'fcbb:bb00:800::/48 dev eth2' >/dev/null; then
         pass "a foreign route holding a wanted prefix is a conflict, left alone (exit 1)"
     else
         fail "conflict: $(cat "$tmp/i4")"
