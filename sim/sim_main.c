@@ -15,7 +15,10 @@ static int usage(FILE *f)
                "\n"
                "run     simulates the scenario and writes summary.json, flows.csv, planes.csv,\n"
                "        throughput.svg and utilization.svg into DIR (default: results/NAME)\n"
-               "report  writes the Markdown table comparing the runs in DIR... with the paper\n");
+               "report  writes the Markdown table comparing the runs in DIR... with the paper\n"
+               "\n"
+               "exit status: 0 done, 1 the run or its output failed, 2 bad arguments or a bad\n"
+               "scenario (the message names the field at fault)\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -52,7 +55,7 @@ static int cmd_run(int argc, char **argv)
     sim_scenario *sc;
     if (sim_scenario_load(path, reduced, seed, &sc, errmsg, sizeof(errmsg)) != 0) {
         fprintf(stderr, "mrc-sim: %s: %s\n", path, errmsg);
-        return 1;
+        return 2;
     }
     char dir[1024];
     snprintf(dir, sizeof(dir), "%s", out ? out : "results");

@@ -30,4 +30,14 @@ python3 "$here/experiments.py" "$tmp/runs" || failures=$((failures + 1))
     echo "FAIL mrc-sim report: $(cat "$tmp/report.md")"
     failures=$((failures + 1))
 }
+# a bad scenario: exit 2, the field at fault named, no results written
+rc=0
+"$bin/mrc-sim" run "$root/tests/unit/sim/data/scenario/bad/trim-at-zero.json" \
+    --out "$tmp/bad" 2>"$tmp/bad.err" || rc=$?
+if [ "$rc" -eq 2 ] && grep -q '\$\.net\.trim_at: must be' "$tmp/bad.err" && [ ! -e "$tmp/bad" ]; then
+    echo "PASS a bad scenario: exit 2 and the field named"
+else
+    echo "FAIL a bad scenario: exit $rc: $(cat "$tmp/bad.err")"
+    failures=$((failures + 1))
+fi
 exit $((failures > 0))
