@@ -151,6 +151,12 @@ typedef struct mrc_settings {
     unsigned psu_repeat; /* Port Status Updates sent per change */
     uint64_t psu_interval_ns;
     unsigned ev_event_queue; /* capacity of the EV event queue */
+    /* congestion control and scheduling */
+    bool svc_time;         /* a responder adds how long a packet waited for its answer to the
+                              timestamp it reflects (MRC_DEVICE_CAP_SVC_TIME) */
+    unsigned ctrl_weight;  /* control packets sent per data packet when both wait */
+    uint64_t rx_budget;    /* bytes a responder holds out of order across its QPs (0: none) */
+    unsigned bp_start_pct; /* receiver pressure (%) where the window penalty starts */
 } mrc_settings;
 
 void mrc_settings_default(mrc_settings *settings);
@@ -191,9 +197,35 @@ typedef struct mrc_ev_profile_attr {
 
 int mrc_ev_profile_create(mrc_context *ctx, uint64_t id, const mrc_ev_profile_attr *attr);
 
-/* A congestion-control profile; "none" (the MPR window alone) until NSCC arrives. */
+/*
+ * NSCC's parameters (notes §6.2, UEC Table 3-82). Only the link rate and the base RTT are
+ * required: every other field left 0 takes its default, derived from them and the QP's MTU
+ * as the notes give it (BDP = link x base RTT, a = BDP / 150,000 B, b = target / 12 us).
+ * Windows are payload bytes.
+ */
+typedef struct mrc_cc_nscc_cfg {
+    double link_gbps;         /* what one QP can send at: its ports together */
+    uint64_t base_rtt_ns;     /* the longest path's unloaded round trip of an MTU packet */
+    uint64_t target_delay_ns; /* 0.75 x base RTT with trimming, 1.0 x without */
+    uint64_t max_cwnd;        /* 1.5 x BDP; also the initial window */
+    double gamma;             /* 0.8: multiplicative decrease gain */
+    double max_md_jump;       /* 0.5: the smallest factor of one decrease */
+    double fi;                /* fair increase per RTT: 5 x MTU x a */
+    double fi_scale;          /* fast increase, of the bytes acknowledged: 0.25 x a */
+    double eta;               /* added once per adjust period: 0.15 x MTU x a */
+    unsigned qa_gate;         /* 3: quick adapt only below max_cwnd >> qa_gate achieved */
+    uint64_t qa_threshold_ns; /* delay that triggers quick adapt: none with trimming, 4 x target */
+    bool disable_qa;
+    uint64_t adjust_bytes;     /* 8 x MTU */
+    uint64_t adjust_period_ns; /* the base RTT */
+    uint64_t fi_delay_ns;      /* queueing delay that counts as none, for fast increase: 1 us */
+    double delay_gain;         /* 0.0125: weight of a sample in the average delay */
+} mrc_cc_nscc_cfg;
+
+/* A congestion-control profile: "none" (the MPR window alone) or "uet-1.0-nscc". */
 typedef struct mrc_cc_profile_attr {
     const char *algorithm;
+    mrc_cc_nscc_cfg nscc;
 } mrc_cc_profile_attr;
 
 int mrc_cc_profile_create(mrc_context *ctx, uint64_t id, const mrc_cc_profile_attr *attr);
@@ -255,6 +287,7 @@ typedef struct mrc_ah {
 #define MRC_QP_CAP_TRIM_NACK_DEST_UNSUPPORTED (1u << 0)
 #define MRC_QP_CAP_DYNAMIC_MPR (1u << 1)
 #define MRC_QP_CAP_SVC_TIME_DEST_UNSUPPORTED (1u << 2)
+#define MRC_QP_CAP_HOST_BP_DISABLE (1u << 3) /* this responder sends no window penalty */
 
 typedef struct mrc_qp_attr {
     mrc_qp_state qp_state;
@@ -471,7 +504,24 @@ typedef struct mrc_qp_stats {
     uint64_t srtt_ns, min_rtt_ns, reo_wnd_ns, rto_ns; /* the loss detector's view now */
     uint32_t inflight_pkts;
     uint32_t state; /* mrc_qp_state */
+    /* congestion control: the QP's controller (QPCC), shared by its QPs to the same peer */
+    uint32_t cc_state;       /* mrc_qpcc_state of this QP */
+    uint64_t cwnd, max_cwnd; /* bytes (UINT64_MAX: no congestion control) */
+    int64_t cc_inflight;     /* bytes, signed: driven by the SACKs' received bytes */
+    uint64_t base_rtt_ns, avg_delay_ns;
+    uint64_t cc_md, cc_qa, cc_fast; /* multiplicative decreases, quick adapts, fast increases */
+    uint64_t cc_pen;                /* SACKs whose window penalty cut the window */
+    uint64_t ackreq_sent;           /* data packets asking for a SACK: the window nearly full */
+    uint64_t pen_sent;              /* SACKs this responder sent with a window penalty */
 } mrc_qp_stats;
+
+/* A QP's scheduling state (notes §6.6). */
+typedef enum mrc_qpcc_state {
+    MRC_QPCC_IDLE = 0, /* nothing to send, nothing in flight */
+    MRC_QPCC_ACTIVE,   /* data waiting, the window closed */
+    MRC_QPCC_READY,    /* data waiting, the window open: in the round robin */
+    MRC_QPCC_PENDING,  /* in flight, nothing new to send */
+} mrc_qpcc_state;
 
 int mrc_qp_get_stats(const mrc_qp *qp, mrc_qp_stats *stats);
 

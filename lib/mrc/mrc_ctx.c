@@ -39,6 +39,10 @@ void mrc_settings_default(mrc_settings *s)
     s->psu_repeat = 3;
     s->psu_interval_ns = 1000000;
     s->ev_event_queue = 1024;
+    s->svc_time = true;
+    s->ctrl_weight = 10;
+    s->rx_budget = 0;
+    s->bp_start_pct = 50;
 }
 
 int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
@@ -93,6 +97,7 @@ void mrc_context_free(mrc_context *ctx)
     while (ctx->cqs) {
         mrc_cq_free(ctx->cqs);
     }
+    mrc_cc_free_all(ctx);
     mrc_dealloc(ctx, ctx->qps);
     mrc_dealloc(ctx, ctx->heap);
     mrc_dealloc(ctx, ctx->mrs);
@@ -208,21 +213,6 @@ mrc_ev_profile *mrc_evp_find(const mrc_context *ctx, uint64_t id)
         }
     }
     return NULL;
-}
-
-int mrc_cc_profile_create(mrc_context *ctx, uint64_t id, const mrc_cc_profile_attr *a)
-{
-    if (!a || !a->algorithm || strcmp(a->algorithm, "none") != 0) {
-        return MRC_ERR_INVAL;
-    }
-    for (unsigned i = 0; i < 8; i++) {
-        if (!ctx->ccp[i].used) {
-            ctx->ccp[i].used = true;
-            ctx->ccp[i].id = id;
-            return 0;
-        }
-    }
-    return MRC_ERR_FULL;
 }
 
 int mrc_cq_new(mrc_context *ctx, unsigned cqe, mrc_cq **pcq)
@@ -370,49 +360,63 @@ void mrc_qp_timer_update(mrc_qp *qp)
     }
 }
 
-static void ready_remove(mrc_context *ctx, mrc_qp *qp)
+static void ring_remove(mrc_context *ctx, unsigned r, mrc_qp *qp)
 {
-    if (!qp->ready) {
+    mrc_ring_link *l = &qp->rl[r];
+    mrc_ring *ring = &ctx->ring[r];
+    if (!l->in) {
         return;
     }
-    if (qp->rnext == qp) {
-        ctx->ready = NULL;
+    if (l->next == qp) {
+        ring->cur = NULL;
     } else {
-        qp->rprev->rnext = qp->rnext;
-        qp->rnext->rprev = qp->rprev;
-        if (ctx->ready == qp) {
-            ctx->ready = qp->rnext;
+        l->prev->rl[r].next = l->next;
+        l->next->rl[r].prev = l->prev;
+        if (ring->cur == qp) {
+            ring->cur = l->next;
         }
     }
-    qp->ready = false;
-    ctx->nready--;
+    l->in = false;
+    ring->n--;
+}
+
+static void ring_add(mrc_context *ctx, unsigned r, mrc_qp *qp)
+{
+    mrc_ring_link *l = &qp->rl[r];
+    mrc_ring *ring = &ctx->ring[r];
+    if (l->in) {
+        return;
+    }
+    l->in = true;
+    ring->n++;
+    if (!ring->cur) {
+        l->next = l->prev = qp;
+        ring->cur = qp;
+        return;
+    }
+    /* join just behind the cursor: served last in this round */
+    mrc_qp *cur = ring->cur;
+    l->next = cur;
+    l->prev = cur->rl[r].prev;
+    l->prev->rl[r].next = qp;
+    cur->rl[r].prev = qp;
 }
 
 void mrc_qp_unlink(mrc_qp *qp)
 {
     heap_remove(qp->ctx, qp);
-    ready_remove(qp->ctx, qp);
+    ring_remove(qp->ctx, MRC_RING_DATA, qp);
+    ring_remove(qp->ctx, MRC_RING_CTRL, qp);
 }
 
-/* The ready ring: QPs that may have a packet to send, served round robin. */
 void mrc_qp_ready(mrc_qp *qp)
 {
-    mrc_context *ctx = qp->ctx;
-    if (qp->ready) {
-        return;
-    }
-    qp->ready = true;
-    ctx->nready++;
-    if (!ctx->ready) {
-        qp->rnext = qp->rprev = qp;
-        ctx->ready = qp;
-        return;
-    }
-    /* join just behind the cursor: served last in this round */
-    qp->rnext = ctx->ready;
-    qp->rprev = ctx->ready->rprev;
-    qp->rprev->rnext = qp;
-    ctx->ready->rprev = qp;
+    ring_add(qp->ctx, MRC_RING_DATA, qp);
+}
+
+void mrc_qp_ctrl_ready(mrc_qp *qp)
+{
+    ring_add(qp->ctx, MRC_RING_CTRL, qp);
 }
 
 void mrc_ev_event_push(mrc_context *ctx, const mrc_ev_event *e)
@@ -775,6 +779,44 @@ static int ep_write(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t po
     return n;
 }
 
+/* One packet from ring |r|: each QP sends one, then the next QP's turn; a QP with nothing to
+ * send leaves the ring until an event gives it something, one blocked only by the port mask
+ * stays. Returns 0 when none had a packet for these ports. */
+static inline __attribute__((always_inline)) int ring_write(mrc_context *ctx, unsigned r,
+                                                            uint8_t *dest, size_t destlen,
+                                                            uint32_t port_mask, mrc_tx_info *info,
+                                                            uint64_t now)
+{
+    mrc_ring *ring = &ctx->ring[r];
+    for (uint32_t n = ring->n; n > 0 && ring->cur; n--) {
+        mrc_qp *qp = ring->cur;
+        int rv = r == MRC_RING_CTRL ? mrc_rsp_write(qp, dest, destlen, port_mask, info, now)
+                                    : mrc_req_write(qp, dest, destlen, port_mask, info, now);
+        if (rv == 0) {
+            ring_remove(ctx, r, qp);
+            continue;
+        }
+        ring->cur = qp->rl[r].next;
+        if (rv == MRC_BLOCKED) {
+            continue;
+        }
+        if (rv > 0) {
+            ctx->st.pkts_sent++;
+            ctx->ctrl_run = r == MRC_RING_CTRL ? ctx->ctrl_run + 1 : 0;
+        }
+        return rv;
+    }
+    return 0;
+}
+
+/* Control packets go first, up to ctrl_weight of them per data packet when both wait: an
+ * answer held behind data delays every sender's window and loss detection (notes §6.6). */
+static inline bool ctrl_due(const mrc_context *ctx)
+{
+    return ctx->ring[MRC_RING_CTRL].n &&
+           (ctx->ctrl_run < ctx->set.ctrl_weight || !ctx->ring[MRC_RING_DATA].n);
+}
+
 static inline __attribute__((always_inline)) int write_any(mrc_context *ctx, uint8_t *dest,
                                                            size_t destlen, uint32_t port_mask,
                                                            mrc_tx_info *info, uint64_t now)
@@ -786,35 +828,27 @@ static inline __attribute__((always_inline)) int write_any(mrc_context *ctx, uin
             return n;
         }
     }
-    /* round robin: each QP sends one packet, then the next QP's turn; a QP with nothing to
-     * send leaves the ring until an event gives it something, one blocked only by the port
-     * mask stays */
-    for (uint32_t n = ctx->nready; n > 0 && ctx->ready; n--) {
-        mrc_qp *qp = ctx->ready;
-        int rv = qp->ctrl_count ? mrc_rsp_write(qp, dest, destlen, port_mask, info, now) : 0;
-        if (rv == 0 || rv == MRC_BLOCKED) {
-            int rq = mrc_req_write(qp, dest, destlen, port_mask, info, now);
-            rv = rq == 0 && rv == MRC_BLOCKED ? MRC_BLOCKED : rq;
-        }
-        if (rv == 0) {
-            ready_remove(ctx, qp);
-            continue;
-        }
-        ctx->ready = qp->rnext;
-        if (rv == MRC_BLOCKED) {
-            continue;
-        }
-        ctx->st.pkts_sent += rv > 0;
+    bool ctrl = ctrl_due(ctx);
+    int rv = 0;
+    if (ctrl && (rv = ring_write(ctx, MRC_RING_CTRL, dest, destlen, port_mask, info, now)) != 0) {
         return rv;
     }
-    return 0;
+    if ((rv = ring_write(ctx, MRC_RING_DATA, dest, destlen, port_mask, info, now)) != 0) {
+        return rv;
+    }
+    return ctrl ? 0 : ring_write(ctx, MRC_RING_CTRL, dest, destlen, port_mask, info, now);
+}
+
+static inline bool anything(const mrc_context *ctx)
+{
+    return ctx->ring[MRC_RING_DATA].n || ctx->ring[MRC_RING_CTRL].n || ctx->ep_count;
 }
 
 int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port_mask,
                   mrc_tx_info *info, uint64_t now)
 {
     /* the caller asks until told there is nothing: make that answer cheap */
-    if (!ctx->nready && !ctx->ep_count) {
+    if (!anything(ctx)) {
         return 0;
     }
     return write_any(ctx, dest, destlen, port_mask, info, now);
@@ -823,14 +857,15 @@ int mrc_write_pkt(mrc_context *ctx, uint8_t *dest, size_t destlen, uint32_t port
 int mrc_write_pkts(mrc_context *ctx, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mask, uint64_t now)
 {
     unsigned k = 0;
-    while (k < n && (ctx->nready || ctx->ep_count)) {
-        mrc_qp *qp = ctx->ready;
-        if (qp && !ctx->ep_count && !qp->ctrl_count) {
+    while (k < n && anything(ctx)) {
+        mrc_qp *qp = ctx->ring[MRC_RING_DATA].cur;
+        if (qp && !ctx->ep_count && !ctrl_due(ctx)) {
             /* the QP's turn: as many of its packets as it has, up to the burst */
             int m = mrc_req_write_burst(qp, pkts + k, n - k, port_mask, now);
             if (m > 0) {
-                ctx->ready = qp->rnext;
+                ctx->ring[MRC_RING_DATA].cur = qp->rl[MRC_RING_DATA].next;
                 ctx->st.pkts_sent += (unsigned)m;
+                ctx->ctrl_run = 0;
                 k += (unsigned)m;
                 continue;
             }

@@ -6,6 +6,7 @@
 #include <mrcfab/mrc.h>
 #include <string.h>
 
+#include "mrc_cc.h"
 #include "mrc_wire.h"
 
 #define MRC_NONE UINT32_MAX
@@ -14,6 +15,10 @@
 #define MRC_CTRL_QUEUE 64
 #define MRC_CE_SLOTS 64
 #define MRC_EP_SLOTS 64
+#define MRC_CC_PROFILES 8
+#define MRC_CC_NSCC "uet-1.0-nscc"
+#define MRC_BP_RESTORE_SACKS 8 /* SACKs that carry the restore bit after a penalty */
+#define MRC_TS_WRAP_NS (65536ull << MRC_TS_SHIFT)
 
 /* xorshift128+: fast, and seeded once so that a run replays exactly. */
 typedef struct mrc_rng {
@@ -60,7 +65,27 @@ typedef struct mrc_ev_profile {
 typedef struct mrc_cc_profile {
     uint64_t id;
     bool used;
+    bool nscc; /* else "none" */
+    mrc_cc_nscc_cfg cfg;
 } mrc_cc_profile;
+
+typedef struct mrc_qpcc mrc_qpcc;
+
+/* The context's round-robin rings of QPs: those that may have data, retransmissions or
+ * probes to send, and those with control packets queued. */
+#define MRC_RING_DATA 0
+#define MRC_RING_CTRL 1
+#define MRC_RINGS 2
+
+typedef struct mrc_ring_link {
+    mrc_qp *next, *prev;
+    bool in;
+} mrc_ring_link;
+
+typedef struct mrc_ring {
+    mrc_qp *cur; /* whose turn it is */
+    uint32_t n;
+} mrc_ring;
 
 struct mrc_cq {
     mrc_context *ctx;
@@ -110,6 +135,7 @@ typedef struct mrc_txp {
 #define TXP_QUEUED (1u << 2) /* waiting in the retransmit FIFO */
 #define TXP_HELD (1u << 3)   /* waiting out a resource NACK */
 #define TXP_NACKED (1u << 4) /* queued by a NACK: the resend is free of the retry budget */
+#define TXP_INFL (1u << 5)   /* its latest copy counts in the congestion window */
 
 typedef struct mrc_swqe {
     uint64_t wr_id;
@@ -144,9 +170,10 @@ typedef struct mrc_ctrl {
     uint16_t probe_id;
     uint16_t ts; /* reflected timestamp */
     bool has_ts;
-    uint32_t psn;    /* trigger or NACKed PSN */
-    uint32_t lo, hi; /* SACK: the lowest and highest PSN its bitmap should show */
-    uint32_t ev;     /* trigger's EV */
+    uint64_t arrived; /* when its trigger arrived: the reflected timestamp grows by the wait */
+    uint32_t psn;     /* trigger or NACKed PSN */
+    uint32_t lo, hi;  /* SACK: the lowest and highest PSN its bitmap should show */
+    uint32_t ev;      /* trigger's EV */
 } mrc_ctrl;
 
 typedef struct mrc_rmsg {
@@ -173,8 +200,7 @@ struct mrc_qp {
     uint8_t tmpl[MRC_MAX_PORTS][MRC_BASE_LEN]; /* each port's fixed IPv6/UDP/BTH, from RTR */
     uint32_t heap_idx;
     uint64_t expiry;
-    bool ready;            /* in the context's ready list */
-    mrc_qp *rnext, *rprev; /* ready list links */
+    mrc_ring_link rl[MRC_RINGS];
 
     /* EV set */
     mrc_qev *evs;
@@ -232,6 +258,10 @@ struct mrc_qp {
     uint64_t rto_base, last_progress;
     uint64_t rto, arm_delay; /* from mrc_req_timing() */
     uint8_t dscp_tx[2];      /* first transmissions, retransmissions */
+    mrc_qpcc *cc;            /* NULL: no congestion control */
+    mrc_qp *cc_next;         /* the QPCC's other QPs */
+    int64_t cc_infl;         /* this QP's share of the QPCC's bytes in flight */
+    uint32_t cc_rcvd;        /* the peer's received bytes (256-byte units) last reported */
     /* per port: the middle packets' headers of the message tagged (MSN | 1 << 24) */
     uint8_t dtmpl[MRC_MAX_PORTS][MRC_BASE_LEN + MRC_METH_LEN + MRC_TSETH_LEN + MRC_RETH_LEN];
     uint32_t dtmpl_tag[MRC_MAX_PORTS];
@@ -254,6 +284,8 @@ struct mrc_qp {
     uint32_t rmsg_mask, rmsg_head;
     uint32_t msn_done; /* 24 bits: messages complete in order */
     uint32_t wimm_stash;
+    bool rq_starved;    /* an immediate found no posted receive since the last SACK */
+    uint8_t bp_restore; /* SACKs still to carry the restore bit */
     uint32_t rcvd_bytes;
     uint32_t since_sack;
     mrc_ctrl ctrl[MRC_CTRL_QUEUE];
@@ -295,11 +327,13 @@ struct mrc_context {
     uint32_t mr_next;  /* where the search for a free slot starts */
     mrc_cq *cqs;
     mrc_ev_profile *evp;
-    mrc_cc_profile ccp[8];
+    mrc_cc_profile ccp[MRC_CC_PROFILES];
+    mrc_qpcc *qpccs;
+    uint64_t rx_held; /* bytes its responders hold out of order */
     mrc_qp **heap;
     uint32_t heap_len;
-    mrc_qp *ready; /* the ready ring's cursor */
-    uint32_t nready;
+    mrc_ring ring[MRC_RINGS];
+    unsigned ctrl_run; /* control packets sent since the last data packet */
     uint32_t ports_up;
     /* endpoint operations */
     mrc_ep_out ep_out[MRC_EP_SLOTS];
@@ -330,6 +364,8 @@ void mrc_log(mrc_context *ctx, uint64_t now, const char *fmt, ...)
 
 /* mrc_ctx.c: scheduling and timers shared by the QP code */
 void mrc_qp_ready(mrc_qp *qp);
+/* The QP has control packets to send. */
+void mrc_qp_ctrl_ready(mrc_qp *qp);
 void mrc_qp_unlink(mrc_qp *qp);
 /* Recomputes the QP's next deadline from scratch. */
 void mrc_qp_timer_update(mrc_qp *qp);
@@ -349,6 +385,26 @@ int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t
 /* The QP is going: its pending reverse-EV probes are answered to no one. */
 void mrc_ep_forget(mrc_context *ctx, const mrc_qp *qp);
 bool mrc_cq_push(mrc_cq *cq, const mrc_wc *wc);
+
+/* mrc_cc.c: the QP's congestion controller; every call but attach/detach/open/stats needs
+ * qp->cc */
+bool mrc_cc_profile_known(const mrc_context *ctx, uint64_t id);
+int mrc_cc_attach(mrc_qp *qp, bool trimming, uint64_t now);
+void mrc_cc_detach(mrc_qp *qp);
+void mrc_cc_free_all(mrc_context *ctx);
+bool mrc_cc_open(const mrc_qp *qp, uint32_t len);
+bool mrc_cc_nearly_full(const mrc_qp *qp);
+void mrc_cc_sent(mrc_qp *qp, uint32_t len);
+/* |len| bytes sent are gone without being received (found lost, or refused for a while) */
+void mrc_cc_gone(mrc_qp *qp, uint32_t len);
+void mrc_cc_wake(mrc_qpcc *c);
+void mrc_cc_idle(mrc_qp *qp);
+void mrc_cc_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t rtt_local, uint64_t now);
+void mrc_cc_on_trim(mrc_qp *qp, uint32_t len, uint64_t now);
+void mrc_cc_on_loss(mrc_qp *qp, uint32_t len);
+void mrc_cc_stats(const mrc_qp *qp, mrc_qp_stats *st);
+/* The responder's window penalty and restore bit for the SACK it is writing. */
+void mrc_cc_penalty(mrc_qp *qp, uint8_t *pen, uint8_t *rc);
 
 /* mrc_ev.c: the EV set of a QP */
 int mrc_ev_setup(mrc_qp *qp, const mrc_ev_profile *p);
@@ -380,7 +436,7 @@ uint32_t mrc_ev_reverse(mrc_qp *qp, unsigned port);
 void mrc_ev_reverse_suspect(mrc_qp *qp, unsigned port);
 
 /* mrc_req.c: the requester half */
-int mrc_req_setup(mrc_qp *qp);
+int mrc_req_setup(mrc_qp *qp, uint64_t now);
 void mrc_req_teardown(mrc_qp *qp);
 /* After the back-off, the timeout or the retry counts change. */
 void mrc_req_timing(mrc_qp *qp);

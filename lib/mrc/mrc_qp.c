@@ -120,14 +120,8 @@ static int check_attrs(const mrc_qp *qp, const mrc_qp_attr *a, uint32_t mask)
         ((mask & MRC_QP_EV_PROFILE_ID) && !mrc_evp_find(ctx, a->profile.ev_profile_id))) {
         return MRC_ERR_INVAL;
     }
-    if (mask & MRC_QP_CC_PROFILE_ID) {
-        bool found = false;
-        for (unsigned i = 0; i < 8; i++) {
-            found |= ctx->ccp[i].used && ctx->ccp[i].id == a->profile.cc_profile_id;
-        }
-        if (!found) {
-            return MRC_ERR_INVAL;
-        }
+    if ((mask & MRC_QP_CC_PROFILE_ID) && !mrc_cc_profile_known(ctx, a->profile.cc_profile_id)) {
+        return MRC_ERR_INVAL;
     }
     return 0;
 }
@@ -245,7 +239,7 @@ int mrc_modify_qp(mrc_qp *qp, const mrc_qp_attr *a, uint32_t mask, uint64_t now)
         rv = mrc_rsp_setup(qp);
         break;
     default:
-        rv = mrc_req_setup(qp);
+        rv = mrc_req_setup(qp, now);
         qp->last_progress = now;
         break;
     }
@@ -374,6 +368,7 @@ void mrc_qp_fail(mrc_qp *qp, int err, uint64_t now)
     qp->rq_count = qp->rq_reserved = 0;
     mrc_rsp_flush(qp);
     mrc_qp_unlink(qp);
+    mrc_cc_detach(qp); /* what it had in flight must not hold the window of its peer's QPs */
 }
 
 int mrc_qp_ev_set_state(mrc_qp *qp, uint32_t ev, mrc_ev_state state, uint64_t now)
@@ -411,6 +406,7 @@ int mrc_qp_get_stats(const mrc_qp *qp, mrc_qp_stats *stats)
     stats->min_rtt_ns = qp->min_rtt;
     stats->reo_wnd_ns = qp->reo_wnd;
     stats->rto_ns = qp->rto;
+    mrc_cc_stats(qp, stats);
     return 0;
 }
 

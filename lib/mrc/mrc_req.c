@@ -20,7 +20,7 @@ static inline uint32_t psn_of(const mrc_qp *qp, uint32_t slot)
     return mrc_psn_add(qp->snd_una, (int32_t)((slot - qp->una_slot) & qp->txp_mask));
 }
 
-int mrc_req_setup(mrc_qp *qp)
+int mrc_req_setup(mrc_qp *qp, uint64_t now)
 {
     mrc_context *ctx = qp->ctx;
     qp->win = qp->attr.mpr.mpr * 128u;
@@ -63,12 +63,17 @@ int mrc_req_setup(mrc_qp *qp)
     memset(qp->probes, 0, sizeof(qp->probes));
     qp->probes_queued = qp->probes_out = 0;
     qp->tlp_out = false;
-    return 0;
+    int rv = mrc_cc_attach(qp, trim, now);
+    if (rv != 0) {
+        mrc_req_teardown(qp);
+    }
+    return rv;
 }
 
 void mrc_req_teardown(mrc_qp *qp)
 {
     mrc_context *ctx = qp->ctx;
+    mrc_cc_detach(qp);
     mrc_dealloc(ctx, qp->txp);
     mrc_dealloc(ctx, qp->retx);
     mrc_dealloc(ctx, qp->held);
@@ -186,6 +191,15 @@ static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
      * congestion or a short resource, which a trimmed incast repeats for as long as it lasts,
      * so its resend must not use up the budget meant for a silent peer or path */
     t->flags |= cause == MRC_RETX_NACK ? TXP_QUEUED | TXP_NACKED : TXP_QUEUED;
+    if (t->flags & TXP_INFL) {
+        t->flags &= (uint8_t)~TXP_INFL;
+        mrc_cc_gone(qp, t->len);
+        /* a loss without a trim is congestion as far as the window knows (a NACK tells
+         * the window itself; a port going down is no congestion) */
+        if (cause != MRC_RETX_NACK && cause != MRC_RETX_PORT) {
+            mrc_cc_on_loss(qp, t->len);
+        }
+    }
     qp->retx[(qp->retx_head + qp->retx_count) & qp->txp_mask] = psn_of(qp, s);
     qp->retx_count++;
     qp->st.retx_by_cause[cause]++;
@@ -199,7 +213,7 @@ static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
     if (t->flags & TXP_ACKED) {
         return;
     }
-    t->flags |= TXP_ACKED;
+    t->flags = (uint8_t)((t->flags | TXP_ACKED) & ~TXP_INFL); /* the SACK's byte count has it */
     mrc_ev_delivered(&qp->evs[t->evi]);
     if ((int32_t)(t->tx_seq - qp->max_acked_seq) > 0) {
         qp->max_acked_seq = t->tx_seq;
@@ -248,6 +262,9 @@ static void advance_una(mrc_qp *qp, uint32_t psn, uint64_t now)
     set_backoff(qp, 0);
     qp->backoff_hold = 0;
     qp->last_progress = now;
+    if (qp->cc && psn == qp->snd_nxt) {
+        mrc_cc_idle(qp);
+    }
 }
 
 /* When the oldest unacknowledged transmission counts as lost by time if no acknowledgement
@@ -401,6 +418,21 @@ static inline void data_sent(mrc_qp *qp, uint32_t s, uint32_t evi, uint64_t now)
     t->tx_seq = ++qp->tx_seq;
     log_append(qp, s);
     qp->evs[evi].pkts_sent++;
+    if (qp->cc) {
+        t->flags |= TXP_INFL;
+        mrc_cc_sent(qp, t->len);
+    }
+}
+
+/* The ACK-request bit: after this packet less than an MTU of the window is left, so the SACK
+ * that opens it must not wait for sack_every packets. */
+static inline uint8_t ackreq(mrc_qp *qp)
+{
+    if (qp->cc && mrc_cc_nearly_full(qp)) {
+        qp->st.ackreq_sent++;
+        return 0x80;
+    }
+    return 0;
 }
 
 /* Builds and emits the data packet of slot |s| on EV |evi|. */
@@ -416,8 +448,8 @@ static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t 
         return MRC_ERR_NOBUF;
     }
     uint8_t dscp = qp->dscp_tx[rtx];
-    uint8_t flags =
-        (uint8_t)((t->off + len >= w->length) << 7 | rtx << 5 | qp->ctx->set.tseth << 4);
+    uint8_t flags = (uint8_t)((t->off + len >= w->length) << 7 | rtx << 5 |
+                              qp->ctx->set.tseth << 4 | ackreq(qp));
     size_t h = data_headers(qp, w, t, e, (uint8_t)(dscp << 2 | MRC_ECN_ECT0), flags, psn_of(qp, s),
                             dest, now);
     if (w->nsge == 1) {
@@ -517,6 +549,11 @@ static inline __attribute__((always_inline)) int write_new(mrc_qp *qp, uint8_t *
     if (wimm && w->nsent == 0 && qp->wimm_out >= qp->attr.wimm.max_wimm) {
         return 0; /* the peer stashes at most max_wimm immediates: wait for completions */
     }
+    uint32_t mtu = qp->attr.path_mtu, off = w->nsent * mtu;
+    uint32_t len = w->length - off < mtu ? w->length - off : mtu;
+    if (!mrc_cc_open(qp, len)) {
+        return 0; /* ACTIVE: a SACK opening the window puts it back in the round robin */
+    }
     uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
     if (evi == MRC_NONE) {
         return mrc_ev_port_mask(qp) & ~port_mask ? MRC_BLOCKED : 0;
@@ -524,10 +561,9 @@ static inline __attribute__((always_inline)) int write_new(mrc_qp *qp, uint8_t *
     uint32_t psn = qp->snd_nxt;
     uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
     mrc_txp *t = &qp->txp[s];
-    uint32_t mtu = qp->attr.path_mtu, off = w->nsent * mtu;
     t->wr = wi;
     t->off = off;
-    t->len = (uint16_t)(w->length - off < mtu ? w->length - off : mtu);
+    t->len = (uint16_t)len;
     t->flags = 0;
     t->attempts = t->charged = 0;
     int n = send_data(qp, s, evi, false, dest, destlen, info, now);
@@ -571,6 +607,9 @@ static int write_repair(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port
         if (!retries_left(qp, t)) {
             mrc_qp_fail(qp, MRC_ERR_RETRY_EXC, now);
             return 0;
+        }
+        if (!mrc_cc_open(qp, t->len)) {
+            break; /* the probes may still go */
         }
         uint32_t evi = mrc_ev_pick(qp, port_mask, t->evi, now);
         if (evi == MRC_NONE) {
@@ -646,18 +685,19 @@ static int write_run(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mas
     k = k < n ? k : n;
     k = k < (uint32_t)room ? k : (uint32_t)room;
     uint8_t dscp = qp->dscp_tx[0], tc = (uint8_t)(dscp << 2 | MRC_ECN_ECT0);
-    uint8_t flags = (uint8_t)(qp->ctx->set.tseth << 4);
+    uint8_t flags0 = (uint8_t)(qp->ctx->set.tseth << 4);
     uint16_t ts = mrc_ts_now(now);
     uint32_t tag = w->msn | 1u << 24, psn = qp->snd_nxt, off = w->nsent * mtu;
     uint32_t s = (qp->una_slot + (uint32_t)mrc_psn_diff(psn, qp->snd_una)) & qp->txp_mask;
     const uint8_t *src = (const uint8_t *)(uintptr_t)w->sge[0].addr;
     size_t len = qp->dtmpl_len + mtu + MRC_ICRC_LEN;
     uint32_t i = 0;
-    for (; i < k && pkts[i].room >= len; i++) {
+    for (; i < k && pkts[i].room >= len && mrc_cc_open(qp, mtu); i++) {
         uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
         if (evi == MRC_NONE) {
             break;
         }
+        uint8_t flags = flags0 | ackreq(qp);
         mrc_qev *e = &qp->evs[evi];
         mrc_txp *t = &qp->txp[s];
         t->wr = wi;
@@ -792,11 +832,18 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     }
     /* an RTT sample from the trigger, if it went out once (before its slot may be freed) */
     uint32_t trig = mrc_psn_add(s->cack, s->ack_psn_offset);
+    uint64_t rtt = 0;
     if (!s->pr && outstanding(qp, trig)) {
         const mrc_txp *t = &qp->txp[slot_of(qp, trig)];
         if (t->attempts == 0 && !(t->flags & TXP_ACKED) && t->sent <= now) {
-            rtt_sample(qp, now - t->sent);
+            rtt = now - t->sent;
+            rtt_sample(qp, rtt);
         }
+    }
+    if (qp->cc) {
+        /* before the cumulative ACK moves: with nothing left outstanding that resets the
+         * QP's share of the window, which must by then have lost these bytes */
+        mrc_cc_on_sack(qp, s, rtt, now);
     }
     advance_una(qp, mrc_psn_add(s->cack, 1), now);
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
@@ -855,6 +902,10 @@ int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         return 0;
     }
     uint32_t evi = mrc_ev_lookup(qp, n->entropy);
+    if (qp->cc && (t->flags & TXP_INFL) &&
+        (n->reason == MRC_NACK_TRIMMED || n->reason == MRC_NACK_TRIMMED_LASTHOP)) {
+        mrc_cc_on_trim(qp, t->len, now);
+    }
     switch (n->reason) {
     case MRC_NACK_TRIMMED:
         /* trimmed mid-fabric: that path is congested, skip it for this rotation */
@@ -871,6 +922,10 @@ int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         break;
     default:
         /* the responder is short of a resource: resend after a pause, not at once */
+        if (t->flags & TXP_INFL) {
+            t->flags &= (uint8_t)~TXP_INFL;
+            mrc_cc_gone(qp, t->len);
+        }
         t->flags |= TXP_HELD;
         qp->held[(qp->held_head + qp->held_count) & qp->txp_mask] = n->nack_psn;
         qp->held_until[(qp->held_head + qp->held_count) & qp->txp_mask] =

@@ -24,6 +24,8 @@ int mrc_rsp_setup(mrc_qp *qp)
     qp->msn_done = 0;
     qp->wimm_stash = 0;
     qp->rcvd_bytes = 0;
+    qp->rq_starved = false;
+    qp->bp_restore = 0;
     qp->since_sack = 0;
     qp->ctrl_head = qp->ctrl_count = 0;
     memset(qp->ce, 0, sizeof(qp->ce));
@@ -32,6 +34,8 @@ int mrc_rsp_setup(mrc_qp *qp)
 
 void mrc_rsp_teardown(mrc_qp *qp)
 {
+    qp->ctx->rx_held -= (uint64_t)qp->ooo * qp->attr.path_mtu;
+    qp->ooo = 0;
     mrc_dealloc(qp->ctx, qp->bitmap);
     mrc_dealloc(qp->ctx, qp->rmsg);
     qp->bitmap = NULL;
@@ -73,6 +77,7 @@ static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr, uint32
             if (full || mrc_psn_diff(h, l) < 64) {
                 last->lo = l;
                 last->hi = h;
+                last->arrived = qp->last_rcvd; /* its trigger is the newest packet now */
                 return last;
             }
         } else if (op == MRC_OP_ACK && last->op == MRC_OP_ACK && m == last->m) {
@@ -90,7 +95,8 @@ static mrc_ctrl *ctrl_slot(mrc_qp *qp, uint8_t op, uint8_t m, uint8_t pr, uint32
     c->has_ts = false;
     c->lo = lo;
     c->hi = psn;
-    mrc_qp_ready(qp);
+    c->arrived = qp->last_rcvd;
+    mrc_qp_ctrl_ready(qp);
     return c;
 }
 
@@ -187,6 +193,7 @@ static void advance_cack(mrc_qp *qp)
         qp->rhead = (qp->rhead + 1) & qp->rcap_mask;
         qp->cack = mrc_psn_add(qp->cack, 1);
         qp->ooo--;
+        qp->ctx->rx_held -= qp->attr.path_mtu;
     }
 }
 
@@ -314,6 +321,7 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
         if (qp->rq_count <= qp->rq_reserved) {
             /* no receive posted for the immediate: MRC has no RNR, so ask for a resend later */
             qp->st.nacks_sent[mrc_nack_index(MRC_NACK_NO_RESOURCE)]++;
+            qp->rq_starved = true;
             queue_nack(qp, MRC_NACK_NO_RESOURCE, psn, ev, pkt, port);
             return;
         }
@@ -345,6 +353,7 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
     } else {
         bit_set(qp, qp->rhead + (uint32_t)d);
         qp->ooo++;
+        qp->ctx->rx_held += qp->attr.path_mtu;
         if (d == 0) {
             advance_cack(qp);
         }
@@ -403,8 +412,16 @@ static uint64_t bitmap_window(const mrc_qp *qp, uint32_t off)
 }
 
 /* A SACK, the most frequent control packet, by its own encoder. */
+/* The reflected timestamp, later by the time the answer waited here (notes §6.5): the
+ * requester's RTT is then the network's alone, its arithmetic unchanged. */
+static inline uint16_t reflect_ts(const mrc_qp *qp, const mrc_ctrl *c, uint64_t now)
+{
+    uint64_t wait = qp->ctx->set.svc_time && now > c->arrived ? now - c->arrived : 0;
+    return (uint16_t)(c->ts + (wait >> MRC_TS_SHIFT));
+}
+
 static int write_sack(mrc_qp *qp, const mrc_ctrl *c, const mrc_qev *e, uint8_t *dest,
-                      size_t destlen, mrc_tx_info *info)
+                      size_t destlen, mrc_tx_info *info, uint64_t now)
 {
     if (destlen < MRC_SACK_LEN + MRC_ICRC_LEN) {
         return MRC_ERR_NOBUF;
@@ -427,9 +444,10 @@ static int write_sack(mrc_qp *qp, const mrc_ctrl *c, const mrc_qev *e, uint8_t *
                       .cack = qp->cack,
                       .entropy = c->ev,
                       .bitmap = bitmap_window(qp, off),
-                      .ts = c->ts,
+                      .ts = reflect_ts(qp, c, now),
                       .ooo_count = (uint16_t)(qp->ooo < 0x7fff ? qp->ooo : 0x7fff),
                       .rcvd_bytes = ((qp->rcvd_bytes + 255u) >> 8) & 0xffffff};
+    mrc_cc_penalty(qp, &h.pen, &h.rc);
     size_t n =
         mrc_finish(qp->ctx, dest, destlen, mrc_wire_encode_sack(dest, qp->tmpl[e->port], &h));
     qp->st.sacks_sent++;
@@ -442,7 +460,6 @@ static int write_sack(mrc_qp *qp, const mrc_ctrl *c, const mrc_qev *e, uint8_t *
 int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask, mrc_tx_info *info,
                   uint64_t now)
 {
-    (void)now;
     if (!qp->ctrl_count || (qp->state != MRC_QPS_RTR && qp->state != MRC_QPS_RTS)) {
         return 0;
     }
@@ -454,7 +471,7 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
     }
     int n;
     if (c->op == MRC_OP_SACK) {
-        n = write_sack(qp, c, e, dest, destlen, info);
+        n = write_sack(qp, c, e, dest, destlen, info, now);
     } else {
         mrc_pkt pkt;
         mrc_pkt_base(&pkt, c->op, e->val, qp->ctx->set.dscp_control, MRC_ECN_NOT_ECT);
@@ -469,7 +486,7 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
             pkt.neth.entropy = c->ev;
             pkt.neth.nack_psn = c->psn;
             pkt.neth.cc_type = 2;
-            pkt.neth.ts = c->ts;
+            pkt.neth.ts = reflect_ts(qp, c, now);
         } else {
             pkt.has = MRC_HAS_AETH;
             pkt.bth.psn = qp->cack;
