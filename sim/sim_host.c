@@ -62,6 +62,24 @@ static mrc_ev *make_evs(const sim_world *w, const sim_host *h, unsigned *pn)
     return evs;
 }
 
+/* Serialization time of |bytes| at |gbps|, in ps. */
+static uint64_t ser_ps(uint64_t bytes, double gbps)
+{
+    return (uint64_t)((double)bytes * 8000.0 / gbps);
+}
+
+/* NSCC's base RTT by default: the longest path's unloaded round trip of an MTU packet (notes
+ * §6.2), host - T0 - T1 - T0 - host and a SACK back, store and forward at every hop. */
+static uint64_t base_rtt_ps(const sim_scenario *sc)
+{
+    const sim_net_cfg *n = &sc->net;
+    uint64_t data = sc->mrc.mtu + SIM_MRC_HDR + SIM_OUTER_LEN + SIM_ETH_OVERHEAD;
+    uint64_t sack = SIM_MRC_SACK + SIM_OUTER_LEN + SIM_ETH_OVERHEAD;
+    uint64_t hops = 2 * ser_ps(data, n->host.gbps) + 2 * ser_ps(data, n->fabric.gbps) +
+                    2 * ser_ps(sack, n->host.gbps) + 2 * ser_ps(sack, n->fabric.gbps);
+    return hops + 4 * (n->host.delay_ps + n->fabric.delay_ps) + 6 * n->switch_latency_ps;
+}
+
 static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen)
 {
     const sim_mrc_cfg *m = &w->sc->mrc;
@@ -93,7 +111,19 @@ static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen
                               .active = m->active,
                               .min_active = m->min_active,
                               .event_mask = 1u << MRC_EV_GOOD | 1u << MRC_EV_ASSUMED_BAD};
-    mrc_cc_profile_attr ca = {.algorithm = "none"};
+    mrc_cc_profile_attr ca = {.algorithm = m->nscc ? "uet-1.0-nscc" : "none"};
+    if (m->nscc) {
+        unsigned planes = 0;
+        for (unsigned p = 0; p < w->planes; p++) {
+            planes += h->nic[p] != SIM_NONE;
+        }
+        /* one QP sprays over every plane port of the host */
+        ca.nscc.link_gbps = w->sc->net.host.gbps * (planes ? planes : 1);
+        ca.nscc.base_rtt_ns =
+            (m->base_rtt_ps ? m->base_rtt_ps : base_rtt_ps(w->sc)) / SIM_PS_PER_NS;
+        ca.nscc.target_delay_ns = m->target_ps / SIM_PS_PER_NS;
+        ca.nscc.max_cwnd = m->max_cwnd;
+    }
     int rv;
     if ((rv = mrc_context_new(&set, 0, &h->ctx)) != 0 ||
         (rv = mrc_ev_profile_create(h->ctx, EV_PROFILE, &ea)) != 0 ||

@@ -65,6 +65,7 @@ void sim_scenario_defaults(sim_scenario *sc)
                 .retry_exp = 7,
                 .sack_every = 0,
                 .ev_loss_pct = -1,
+                .nscc = true,
             },
         .roce =
             {
@@ -938,8 +939,10 @@ static int parse_net(loader *ld, json_object *root)
 
 static int parse_mrc(loader *ld, json_object *root)
 {
-    static const char *const keys[] = {"evs",     "active", "min_active", "mtu",         "mpr",
-                                       "timeout", "retry",  "sack_every", "ev_loss_pct", NULL};
+    static const char *const keys[] = {
+        "evs",        "active",      "min_active", "mtu",      "mpr",          "timeout",  "retry",
+        "sack_every", "ev_loss_pct", "cc",         "base_rtt", "target_delay", "max_cwnd", NULL};
+    static const char *const ccs[] = {"nscc", "none", NULL};
     sim_mrc_cfg *m = &ld->sc->mrc;
     json_object *o, *v;
     char q[QUOTE_MAX];
@@ -956,8 +959,20 @@ static int parse_mrc(loader *ld, json_object *root)
         opt_mtu(ld, o, "mtu", &m->mtu) != 0 || opt_uns(ld, o, "mpr", 1, 255, &m->mpr) != 0 ||
         opt_uns(ld, o, "timeout", 1, 24, &m->timeout) != 0 ||
         opt_uns(ld, o, "sack_every", 0, 64, &m->sack_every) != 0 ||
-        opt_num(ld, o, "ev_loss_pct", -1, 100, false, &m->ev_loss_pct) != 0) {
+        opt_num(ld, o, "ev_loss_pct", -1, 100, false, &m->ev_loss_pct) != 0 ||
+        opt_duration(ld, o, "base_rtt", false, &m->base_rtt_ps) != 0 ||
+        opt_duration(ld, o, "target_delay", false, &m->target_ps) != 0 ||
+        opt_size(ld, o, "max_cwnd", 0, UINT32_MAX, &m->max_cwnd) != 0) {
         return -1;
+    }
+    if (has(o, "cc", &v)) {
+        unsigned k;
+        size_t o2 = push_key(ld, "cc");
+        if (val_enum(ld, v, ccs, &k) != 0) {
+            return -1;
+        }
+        m->nscc = k == 0;
+        pop(ld, o2);
     }
     if (has(o, "retry", &v)) {
         size_t o2 = push_key(ld, "retry");

@@ -52,8 +52,12 @@ typedef struct sim_mrc_cfg {
     unsigned mpr;        /* MPR window, x128 PSNs */
     unsigned timeout;    /* local ACK timeout 1.024 us x 2^timeout */
     unsigned retry_linear, retry_exp;
-    unsigned sack_every; /* 0: the engine's default */
-    double ev_loss_pct;  /* < 0: the engine's default */
+    unsigned sack_every;  /* 0: the engine's default */
+    double ev_loss_pct;   /* < 0: the engine's default */
+    bool nscc;            /* congestion control: NSCC, or none (the MPR window alone) */
+    uint64_t base_rtt_ps; /* NSCC's base RTT (0: the fabric's longest unloaded round trip) */
+    uint64_t target_ps;   /* NSCC's target queueing delay (0: its default) */
+    uint64_t max_cwnd;    /* NSCC's maximum window in bytes (0: its default, 1.5 BDP) */
 } sim_mrc_cfg;
 
 /* The RoCEv2 RC baseline: go-back-N over one ECMP path per QP, optional DCQCN. */

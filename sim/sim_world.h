@@ -35,6 +35,10 @@ enum {
 #define SIM_ETH_OVERHEAD 38u
 /* The outer IPv6 header of an MRC packet (SRv6, IPv6-in-IPv6). */
 #define SIM_OUTER_LEN 40u
+/* An MRC data packet's inner headers (IPv6, UDP, BTH, METH, TSETH, RETH, ICRC) and a SACK's
+ * whole size, for NSCC's base RTT. */
+#define SIM_MRC_HDR 100u
+#define SIM_MRC_SACK 116u
 /* The inner headers a packet carries into the fabric: MRC's longest (a SACK, an endpoint
  * response) are 96 bytes. */
 #define SIM_PKT_HDR 96u
