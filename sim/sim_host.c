@@ -96,6 +96,9 @@ static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen
     if (m->sack_every) {
         set.sack_every = m->sack_every;
     }
+    if (m->reorder_ps) {
+        set.reorder_ns = m->reorder_ps / SIM_PS_PER_NS;
+    }
     if (m->ev_loss_pct >= 0) {
         set.ev_loss_pct = (unsigned)m->ev_loss_pct;
     }

@@ -939,9 +939,10 @@ static int parse_net(loader *ld, json_object *root)
 
 static int parse_mrc(loader *ld, json_object *root)
 {
-    static const char *const keys[] = {
-        "evs",        "active",      "min_active", "mtu",      "mpr",          "timeout",  "retry",
-        "sack_every", "ev_loss_pct", "cc",         "base_rtt", "target_delay", "max_cwnd", NULL};
+    static const char *const keys[] = {"evs",         "active",  "min_active", "mtu",
+                                       "mpr",         "timeout", "retry",      "sack_every",
+                                       "ev_loss_pct", "cc",      "base_rtt",   "target_delay",
+                                       "max_cwnd",    "reorder", NULL};
     static const char *const ccs[] = {"nscc", "none", NULL};
     sim_mrc_cfg *m = &ld->sc->mrc;
     json_object *o, *v;
@@ -962,7 +963,8 @@ static int parse_mrc(loader *ld, json_object *root)
         opt_num(ld, o, "ev_loss_pct", -1, 100, false, &m->ev_loss_pct) != 0 ||
         opt_duration(ld, o, "base_rtt", false, &m->base_rtt_ps) != 0 ||
         opt_duration(ld, o, "target_delay", false, &m->target_ps) != 0 ||
-        opt_size(ld, o, "max_cwnd", 0, UINT32_MAX, &m->max_cwnd) != 0) {
+        opt_size(ld, o, "max_cwnd", 0, UINT32_MAX, &m->max_cwnd) != 0 ||
+        opt_duration(ld, o, "reorder", false, &m->reorder_ps) != 0) {
         return -1;
     }
     if (has(o, "cc", &v)) {

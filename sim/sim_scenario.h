@@ -58,6 +58,7 @@ typedef struct sim_mrc_cfg {
     uint64_t base_rtt_ps; /* NSCC's base RTT (0: the fabric's longest unloaded round trip) */
     uint64_t target_ps;   /* NSCC's target queueing delay (0: its default) */
     uint64_t max_cwnd;    /* NSCC's maximum window in bytes (0: its default, 1.5 BDP) */
+    uint64_t reorder_ps;  /* RACK's initial reordering window (0: the engine's default) */
 } sim_mrc_cfg;
 
 /* The RoCEv2 RC baseline: go-back-N over one ECMP path per QP, optional DCQCN. */

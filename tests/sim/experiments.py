@@ -93,7 +93,14 @@ try:
     for name in ("t0glitch-mrc", "t1bh-mrc"):
         v = busbw(name)
         check(v >= 0.85 * mrc, f"{name}: the all-reduce barely notices, {v:.0f} of {mrc:.0f} Gb/s")
-    for name in ("nicdown-mrc", "ecn2-mrc", "t0t1-ar-mrc"):
+    # NSCC (the congestion-control issue): the permutation's slowest flow against one flow
+    # alone on an idle fabric (2 MiB at the host's line rate and a round trip)
+    perm = runs["perm-mrc"]["flows"]
+    slowest = max(f["completion_ns"] or float("inf") for f in perm)
+    ideal = perm[0]["bytes"] * 8 / 400 + 7000
+    check(slowest <= 1.25 * ideal,
+          f"permutation: the slowest flow within 1.25 x the ideal, {slowest / ideal:.2f} x")
+    for name in ("nicdown-mrc", "ecn2-mrc", "t0t1-ar-mrc", "incast127-mrc"):
         check(aggregate(name) > 0 or busbw(name) > 0, f"{name}: completes")
 except (KeyError, StopIteration) as e:
     check(False, f"a result is missing: {e!r}")
