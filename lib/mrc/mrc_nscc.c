@@ -195,6 +195,7 @@ void mrc_nscc_on_ack(mrc_nscc *cc, const mrc_nscc_ack *a, uint64_t now)
     }
     if (!a->ecn && !limited) {
         if (delay >= cc->target) {
+            clear_fast(cc); /* a queue: the run of ~zero delays fast increase needs is over */
             cc->inc_bytes += cc->fi * (double)a->newly; /* fair increase */
         } else {
             fast_increase(cc, a->newly, delay);

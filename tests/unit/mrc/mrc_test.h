@@ -240,5 +240,6 @@ Suite *mrc_ev_suite(void);
 Suite *mrc_pair_suite(void);
 Suite *mrc_garbage_suite(void);
 Suite *mrc_burst_suite(void);
+Suite *mrc_cc_suite(void);
 
 #endif
