@@ -6,6 +6,11 @@
 
 #define DEFAULT(v, d) ((v) ? (v) : (d))
 
+static double dflt(double v, double d)
+{
+    return v != 0 ? v : d;
+}
+
 static double dmax(double a, double b)
 {
     return a > b ? a : b;
@@ -43,13 +48,13 @@ int mrc_nscc_init(mrc_nscc *cc, const mrc_cc_nscc_cfg *cfg, uint32_t mtu, bool t
     cc->link = link;
     cc->cfg_base_rtt = cc->base_rtt = cfg->base_rtt_ns;
     cc->target = target ? target : 1;
-    cc->gamma = DEFAULT(cfg->gamma, 0.8);
-    cc->max_md_jump = DEFAULT(cfg->max_md_jump, 0.5);
-    cc->fi = DEFAULT(cfg->fi, 5 * cc->mtu * a);
-    cc->fi_scale = DEFAULT(cfg->fi_scale, 0.25 * a);
-    cc->eta = DEFAULT(cfg->eta, 0.15 * cc->mtu * a);
+    cc->gamma = dflt(cfg->gamma, 0.8);
+    cc->max_md_jump = dflt(cfg->max_md_jump, 0.5);
+    cc->fi = dflt(cfg->fi, 5 * cc->mtu * a);
+    cc->fi_scale = dflt(cfg->fi_scale, 0.25 * a);
+    cc->eta = dflt(cfg->eta, 0.15 * cc->mtu * a);
     cc->alpha = 4.0 * cc->mtu * a * b / (double)cc->target;
-    cc->gain = DEFAULT(cfg->delay_gain, 0.0125);
+    cc->gain = dflt(cfg->delay_gain, 0.0125);
     cc->qa_gate = DEFAULT(cfg->qa_gate, 3u);
     cc->qa_threshold = DEFAULT(cfg->qa_threshold_ns, trimming ? UINT64_MAX : 4 * cc->target);
     cc->disable_qa = cfg->disable_qa;
