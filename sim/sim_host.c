@@ -86,7 +86,7 @@ static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen
     mrc_settings set;
     mrc_settings_default(&set);
     set.alloc = (mrc_allocator){eng_malloc, eng_free, NULL};
-    set.cb.rand = eng_rand;
+    set.cb.seed = eng_rand;
     set.user = &w->rng;
     set.nports = w->planes;
     set.icrc = false; /* the simulator carries no payload bytes */

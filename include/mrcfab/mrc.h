@@ -99,7 +99,7 @@ typedef struct mrc_ep_result {
 /* Callbacks; any may be NULL. They must not call back into the engine. */
 typedef struct mrc_callbacks {
     /* One 64-bit seed for the engine's PRNG, asked once when the context is created. */
-    uint64_t (*rand)(void *user);
+    uint64_t (*seed)(void *user);
     void (*ev_event)(void *user, const mrc_ev_event *event);
     void (*ep_result)(void *user, const mrc_ep_result *result);
     /* A line of diagnostics, carrying the engine's own |now|. */

@@ -60,7 +60,7 @@ int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
     }
     memset(ctx, 0, sizeof(*ctx));
     ctx->set = *s;
-    uint64_t seed = s->cb.rand ? s->cb.rand(s->user) : 0x9e3779b97f4a7c15ull;
+    uint64_t seed = s->cb.seed ? s->cb.seed(s->user) : 0x9e3779b97f4a7c15ull;
     ctx->rng.s0 = seed ^ 0x6a09e667f3bcc908ull;
     ctx->rng.s1 = (seed * 0xbf58476d1ce4e5b9ull) | 1;
     ctx->ports_up = (uint32_t)((1ull << s->nports) - 1);

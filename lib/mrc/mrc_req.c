@@ -552,7 +552,7 @@ static inline __attribute__((always_inline)) int write_new(mrc_qp *qp, uint8_t *
     uint32_t mtu = qp->attr.path_mtu, off = w->nsent * mtu;
     uint32_t len = w->length - off < mtu ? w->length - off : mtu;
     if (!mrc_cc_open(qp, len)) {
-        return 0; /* ACTIVE: a SACK opening the window puts it back in the round robin */
+        return 0; /* ACTIVE until a SACK makes room in the window */
     }
     uint32_t evi = mrc_ev_pick(qp, port_mask, MRC_NONE, now);
     if (evi == MRC_NONE) {

@@ -365,7 +365,7 @@ int pair_new(const pair_cfg *cfg, pair **ppair)
         mrc_settings set;
         mrc_settings_default(&set);
         set.alloc = (mrc_allocator){eng_malloc, eng_free, NULL};
-        set.cb.rand = eng_rand;
+        set.cb.seed = eng_rand;
         set.user = &p->cfg.seed;
         set.nports = cfg->planes;
         set.icrc = cfg->icrc;

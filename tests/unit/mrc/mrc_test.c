@@ -239,7 +239,7 @@ void mrc_test_node_new(mrc_test_node *n, const mrc_test_opts *o, unsigned side)
     n->alloc.fail_after = -1;
     mrc_settings s = o->set;
     s.alloc = (mrc_allocator){node_malloc, node_free, &n->alloc};
-    s.cb.rand = node_rand;
+    s.cb.seed = node_rand;
     s.user = n;
     s.nports = o->ports;
     for (unsigned port = 0; port < o->ports; port++) {
