@@ -199,15 +199,21 @@ void mrc_cc_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t rtt_local, uint6
         .newly = (uint64_t)units << 8, .ecn = s->m != MRC_M_NONE, .pen = s->pen, .rc = s->rc};
     if (qp->ctx->set.tseth) {
         /* the timestamp of the very copy that triggered it, whichever copy that was; beyond
-         * half the 16-bit wrap it may be a whole wrap off */
+         * half the 16-bit wrap it may be a whole wrap off, and below one 128 ns tick the wire
+         * cannot tell it from none (as a base RTT it would shrink the window to an MTU) */
         uint64_t rtt = mrc_ts_rtt(s->ts, now);
-        a.rtt = rtt < MRC_TS_WRAP_NS / 2 ? (rtt ? rtt : 1) : 0;
+        a.rtt = rtt >= (1u << MRC_TS_SHIFT) && rtt < MRC_TS_WRAP_NS / 2 ? rtt : 0;
     } else {
         a.rtt = rtt_local;
     }
-    uint64_t newly = a.newly < (uint64_t)INT64_MAX ? a.newly : 0;
-    qp->cc_infl -= (int64_t)newly;
+    /* NSCC counts every received byte, but inflight loses no more than the QP has in flight:
+     * the count rounds up to 256 bytes, and a Transport ACK that overtook this SACK has
+     * cleared the QP's share already (mrc_cc_idle) */
+    int64_t share = qp->cc_infl > 0 ? qp->cc_infl : 0;
+    int64_t excess = (int64_t)a.newly > share ? (int64_t)a.newly - share : 0;
+    qp->cc_infl -= (int64_t)a.newly - excess;
     mrc_nscc_on_ack(&c->n, &a, now);
+    c->n.inflight += excess;
     mrc_cc_wake(c);
 }
 

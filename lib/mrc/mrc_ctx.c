@@ -860,8 +860,10 @@ int mrc_write_pkts(mrc_context *ctx, mrc_tx_pkt *pkts, unsigned n, uint32_t port
     while (k < n && anything(ctx)) {
         mrc_qp *qp = ctx->ring[MRC_RING_DATA].cur;
         if (qp && !ctx->ep_count && !ctrl_due(ctx)) {
-            /* the QP's turn: as many of its packets as it has, up to the burst */
-            int m = mrc_req_write_burst(qp, pkts + k, n - k, port_mask, now);
+            /* the QP's turn: as many of its packets as it has, up to the burst, or one if
+             * control packets wait (their turn comes after each data packet) */
+            unsigned room = ctx->ring[MRC_RING_CTRL].n ? 1 : n - k;
+            int m = mrc_req_write_burst(qp, pkts + k, room, port_mask, now);
             if (m > 0) {
                 ctx->ring[MRC_RING_DATA].cur = qp->rl[MRC_RING_DATA].next;
                 ctx->st.pkts_sent += (unsigned)m;
