@@ -206,20 +206,25 @@ void mrc_cc_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t rtt_local, uint6
     } else {
         a.rtt = rtt_local;
     }
-    /* NSCC counts every received byte, but inflight loses no more than the QP has in flight:
-     * the count rounds up to 256 bytes, and a Transport ACK that overtook this SACK has
-     * cleared the QP's share already (mrc_cc_idle) */
-    int64_t share = qp->cc_infl > 0 ? qp->cc_infl : 0;
-    int64_t excess = (int64_t)a.newly > share ? (int64_t)a.newly - share : 0;
-    qp->cc_infl -= (int64_t)a.newly - excess;
+    /* NSCC counts every received byte, and inflight loses them all: a copy declared lost
+     * that arrives after all takes its bytes off twice, and the share goes negative until
+     * its resend is counted (capping it at zero would leave the resend counted for good).
+     * Only a QP with nothing outstanding keeps its share: a Transport ACK that overtook this
+     * SACK cleared it already (mrc_cc_idle). */
+    bool idle = qp->snd_una == qp->snd_nxt;
+    if (!idle) {
+        qp->cc_infl -= (int64_t)a.newly;
+    }
     mrc_nscc_on_ack(&c->n, &a, now);
-    c->n.inflight += excess;
+    if (idle) {
+        c->n.inflight += (int64_t)a.newly;
+    }
     mrc_cc_wake(c);
 }
 
-void mrc_cc_on_trim(mrc_qp *qp, uint32_t len, uint64_t now)
+void mrc_cc_on_trim(mrc_qp *qp, uint32_t len, bool lasthop, uint64_t now)
 {
-    mrc_nscc_on_trim(&qp->cc->n, len, now);
+    mrc_nscc_on_trim(&qp->cc->n, len, lasthop, now);
 }
 
 void mrc_cc_on_loss(mrc_qp *qp, uint32_t len)

@@ -21,6 +21,7 @@ typedef struct mrc_nscc {
     uint64_t base_rtt, achieved, received, fi_count, to_ignore, ignored;
     uint64_t qa_end, last_adjust, last_dec;
     bool trigger_qa, increase;
+    bool lasthop; /* a last-hop trim came, and no delay below the target since: no fair increase */
     /* what it did */
     uint64_t n_md, n_qa, n_fast, n_pen;
 } mrc_nscc;
@@ -41,8 +42,8 @@ int mrc_nscc_init(mrc_nscc *cc, const mrc_cc_nscc_cfg *cfg, uint32_t mtu, bool t
 /* Checks a profile's parameters without a QP: 0 or MRC_ERR_INVAL. */
 int mrc_nscc_check(const mrc_cc_nscc_cfg *cfg);
 void mrc_nscc_on_ack(mrc_nscc *cc, const mrc_nscc_ack *a, uint64_t now);
-/* A NACK for a trimmed packet of |len| bytes. */
-void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, uint64_t now);
+/* A NACK for a packet of |len| bytes trimmed, |lasthop| on the receiver's downlink. */
+void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, bool lasthop, uint64_t now);
 /* A packet of |len| bytes lost without a trim (inferred or timed out). */
 void mrc_nscc_on_loss(mrc_nscc *cc, uint32_t len);
 

@@ -189,6 +189,7 @@ typedef struct mrc_rmsg {
 typedef struct mrc_ce_slot {
     uint32_t ev;
     uint16_t pkts, ce;
+    uint16_t runs; /* windows in a row with a mark */
 } mrc_ce_slot;
 
 struct mrc_qp {
@@ -400,7 +401,7 @@ void mrc_cc_gone(mrc_qp *qp, uint32_t len);
 void mrc_cc_wake(mrc_qpcc *c);
 void mrc_cc_idle(mrc_qp *qp);
 void mrc_cc_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t rtt_local, uint64_t now);
-void mrc_cc_on_trim(mrc_qp *qp, uint32_t len, uint64_t now);
+void mrc_cc_on_trim(mrc_qp *qp, uint32_t len, bool lasthop, uint64_t now);
 void mrc_cc_on_loss(mrc_qp *qp, uint32_t len);
 void mrc_cc_stats(const mrc_qp *qp, mrc_qp_stats *st);
 /* The responder's window penalty and restore bit for the SACK it is writing. */

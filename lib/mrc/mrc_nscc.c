@@ -195,10 +195,13 @@ void mrc_nscc_on_ack(mrc_nscc *cc, const mrc_nscc_ack *a, uint64_t now)
     if (quick_adapt(cc, false, delay, now)) {
         return;
     }
+    /* after a last-hop trim, until a delay below the target shows the receiver's queue
+     * drained, a long delay is that queue: no fair increase into it */
+    cc->lasthop = cc->lasthop && delay >= cc->target;
     if (a->ecn && cc->ignored < cc->to_ignore) {
         return; /* the echo of a packet sent before quick adapt cut the window */
     }
-    if (!a->ecn && !limited) {
+    if (!a->ecn && !limited && !cc->lasthop) {
         if (delay >= cc->target) {
             clear_fast(cc); /* a queue: the run of ~zero delays fast increase needs is over */
             cc->inc_bytes += cc->fi * (double)a->newly; /* fair increase */
@@ -217,7 +220,7 @@ void mrc_nscc_on_ack(mrc_nscc *cc, const mrc_nscc_ack *a, uint64_t now)
     }
 }
 
-void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, uint64_t now)
+void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, bool lasthop, uint64_t now)
 {
     /* a trim is a full queue somewhere: as much delay as the base RTT */
     update_delay(cc, (double)cc->cfg_base_rtt);
@@ -225,6 +228,14 @@ void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, uint64_t now)
     cc->trigger_qa = true;
     if (!quick_adapt(cc, true, 0, now)) {
         cc->cwnd = dmax(cc->cwnd - len, cc->mtu);
+    }
+    if (lasthop) {
+        /* MRC's switches do not mark the receiver's downlink (notes §2.15), where UEC's
+         * last hop would mark most packets of a standing queue: its trims are the incast's
+         * marks, so each is NSCC's ECN-with-delay case, and the increase gathered goes */
+        cc->lasthop = true;
+        cc->inc_bytes = 0;
+        multiplicative_decrease(cc, now);
     }
 }
 

@@ -288,7 +288,7 @@ int mrc_post_send(mrc_qp *qp, const mrc_send_wr *wr, uint64_t now)
     w->imm = wr->imm_data;
     w->length = (uint32_t)total;
     w->nsge = (uint8_t)wr->num_sge;
-    for (unsigned k = 0; k < wr->num_sge; k++) {
+    for (unsigned k = 0; k < wr->num_sge && k < MRC_MAX_SGE; k++) {
         w->sge[k] = wr->sg_list[k];
         w->mr[k] = mrc_mr_find(qp->ctx, wr->sg_list[k].lkey);
         w->mr[k]->refs++;

@@ -194,9 +194,11 @@ static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
     if (t->flags & TXP_INFL) {
         t->flags &= (uint8_t)~TXP_INFL;
         mrc_cc_gone(qp, t->len);
-        /* a loss without a trim is congestion as far as the window knows (a NACK tells
-         * the window itself; a port going down is no congestion) */
-        if (cause != MRC_RETX_NACK && cause != MRC_RETX_PORT) {
+        /* only a timeout takes the packet off the window (notes §6.3): with trimming a
+         * full queue sends a NACK, so a loss the SACKs reveal is a path that failed (its
+         * EV goes out of use) or a packet overtaken, and cutting the window for each would
+         * starve a QP whose paths are failing */
+        if (cause == MRC_RETX_TIMEOUT) {
             mrc_cc_on_loss(qp, t->len);
         }
     }
@@ -902,9 +904,14 @@ int mrc_req_on_nack(mrc_qp *qp, const mrc_pkt *pkt, uint64_t now)
         return 0;
     }
     uint32_t evi = mrc_ev_lookup(qp, n->entropy);
+    if (t->attempts && evi != t->evi) {
+        /* for an earlier copy, declared lost and resent on another EV: the resend is still
+         * out, and resending it again or cutting the window for it would be spurious */
+        return 0;
+    }
     if (qp->cc && (t->flags & TXP_INFL) &&
         (n->reason == MRC_NACK_TRIMMED || n->reason == MRC_NACK_TRIMMED_LASTHOP)) {
-        mrc_cc_on_trim(qp, t->len, now);
+        mrc_cc_on_trim(qp, t->len, n->reason == MRC_NACK_TRIMMED_LASTHOP, now);
     }
     switch (n->reason) {
     case MRC_NACK_TRIMMED:
@@ -1011,9 +1018,12 @@ static uint64_t tlp_due(const mrc_qp *qp)
         return UINT64_MAX;
     }
     uint64_t delay = pto(qp);
-    /* a tail: nothing new can go out, because there is none or the MPR window is full */
-    bool stalled =
-        qp->sq_send == qp->sq_count || mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win;
+    /* a tail: nothing new can go out, because there is none, or the MPR window or the
+     * congestion window is full (of packets lost on a path just gone: no later packet can go
+     * out to reveal them) */
+    bool stalled = qp->sq_send == qp->sq_count ||
+                   mrc_psn_diff(qp->snd_nxt, qp->snd_una) >= (int32_t)qp->win ||
+                   !mrc_cc_open(qp, qp->attr.path_mtu);
     if (log_first(qp) != MRC_NONE && stalled) {
         return qp->last_sent_data + delay;
     }

@@ -261,16 +261,16 @@ START_TEST(test_mrc_cc_nscc_quick_adapt)
     uint64_t end = qa_window(&cc, 3 * MTU, 1000);
     ck_assert_double_eq_tol(cc.cwnd, MAXW, 1e-9);
     /* within the window a trim only takes its length */
-    mrc_nscc_on_trim(&cc, MTU, end - 1);
+    mrc_nscc_on_trim(&cc, MTU, false, end - 1);
     ck_assert_double_eq_tol(cc.cwnd, MAXW - MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 0);
-    mrc_nscc_on_trim(&cc, MTU, end);
+    mrc_nscc_on_trim(&cc, MTU, false, end);
     ck_assert_double_eq_tol(cc.cwnd, 3 * MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 1);
     int64_t in_flight = cc.inflight;
     ck_assert_int_gt(in_flight, 0);
     /* once per window: the next trim takes its length */
-    mrc_nscc_on_trim(&cc, MTU, end + 1);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 1);
     ck_assert_double_eq_tol(cc.cwnd, 2 * MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 1);
     /* the echoes of what was in flight: no decrease until those bytes are acknowledged (all
@@ -291,7 +291,7 @@ START_TEST(test_mrc_cc_nscc_quick_adapt)
     /* nothing got through: one MTU is left */
     nscc_new(&cc, &cfg, true);
     end = qa_window(&cc, 0, 1000);
-    mrc_nscc_on_trim(&cc, MTU, end);
+    mrc_nscc_on_trim(&cc, MTU, false, end);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 1);
 }
@@ -309,27 +309,77 @@ START_TEST(test_mrc_cc_nscc_trim_without_quick_adapt)
     cfg.disable_qa = true;
     nscc_new(&cc, &cfg, true);
     uint64_t end = qa_window(&cc, 3 * MTU, 1000);
-    mrc_nscc_on_trim(&cc, MTU, end + 1);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 1);
     ck_assert_double_eq_tol(cc.cwnd, MAXW - MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 0);
     cc.cwnd = MTU + 100;
-    mrc_nscc_on_trim(&cc, MTU, end + 2);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 2);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
-    mrc_nscc_on_trim(&cc, MTU, end + 3);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 3);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
     /* enough got through: 56,250 B is max_wnd >> 3 */
     cfg.disable_qa = false;
     nscc_new(&cc, &cfg, true);
     end = qa_window(&cc, 14 * MTU, 1000);
-    mrc_nscc_on_trim(&cc, MTU, end + 1);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 1);
     ck_assert_double_eq_tol(cc.cwnd, MAXW - MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 0);
     /* just below it the same trim quick-adapts */
     nscc_new(&cc, &cfg, true);
     end = qa_window(&cc, 13 * MTU, 1000);
-    mrc_nscc_on_trim(&cc, MTU, end + 1);
+    mrc_nscc_on_trim(&cc, MTU, false, end + 1);
     ck_assert_double_eq_tol(cc.cwnd, 13 * MTU, 1e-9);
     ck_assert_uint_eq(cc.n_qa, 1);
+}
+END_TEST
+
+/* A last-hop trim stands in for the mark the receiver's downlink does not set: it decreases
+ * (once per base RTT, as ECN does) and drops the increase gathered so far; until a delay below
+ * the target, unmarked SACKs above it hold the window instead of increasing fairly. A
+ * mid-fabric trim does none of this. */
+START_TEST(test_mrc_cc_nscc_lasthop_trim)
+{
+    mrc_cc_nscc_cfg cfg = cfg400();
+    cfg.delay_gain = 1; /* the average is the last sample */
+    cfg.disable_qa = true;
+    cfg.adjust_period_ns = NEVER;
+    cfg.adjust_bytes = NEVER;
+    mrc_nscc cc;
+    nscc_new(&cc, &cfg, true);
+    uint64_t t = 100000;
+    cc.cwnd = 400000;
+    ack(&cc, MTU, 6000, false, t); /* fair increase gathered, not yet applied */
+    ck_assert_double_gt(cc.inc_bytes, 0);
+    /* a mid-fabric trim: its length off, nothing else */
+    mrc_nscc_on_trim(&cc, MTU, false, t + 1);
+    ck_assert_double_eq_tol(cc.cwnd, 400000 - MTU, 1e-6);
+    ck_assert_double_gt(cc.inc_bytes, 0);
+    ck_assert_uint_eq(cc.n_md, 0);
+    ck_assert(!cc.lasthop);
+    /* a last-hop trim: its length off, then a decrease on the average delay (the trim's own
+     * sample, the configured base RTT) */
+    mrc_nscc_on_trim(&cc, MTU, true, t + 2);
+    double w = (400000 - 2 * MTU) * (1 - 0.8 * (BASE - TARGET) / (double)BASE);
+    ck_assert_double_eq_tol(cc.cwnd, w, 1e-6);
+    ck_assert_double_eq_tol(cc.inc_bytes, 0, 1e-9);
+    ck_assert_uint_eq(cc.n_md, 1);
+    ck_assert(cc.lasthop);
+    /* a second one within the base RTT: its length off, no second decrease */
+    mrc_nscc_on_trim(&cc, MTU, true, t + 3);
+    ck_assert_double_eq_tol(cc.cwnd, w - MTU, 1e-6);
+    ck_assert_uint_eq(cc.n_md, 1);
+    /* long delays unmarked: the window holds */
+    acks(&cc, 3, MTU, 6000, false, t + 4, 1);
+    ck_assert_double_eq_tol(cc.cwnd, w - MTU, 1e-6);
+    ck_assert_double_eq_tol(cc.inc_bytes, 0, 1e-9);
+    ck_assert_uint_eq(cc.n_md, 1);
+    /* a delay below the target: the queue drained, the rule ends */
+    ack(&cc, MTU, TARGET - 1, false, t + 10);
+    ck_assert(!cc.lasthop);
+    double inc = cc.inc_bytes;
+    ack(&cc, MTU, 6000, false, t + 11);
+    ck_assert_double_eq_tol(cc.inc_bytes - inc, cc.fi * MTU, 1e-6); /* fair increase again */
+    ck_assert_uint_eq(cc.n_md, 1);
 }
 END_TEST
 
@@ -437,7 +487,7 @@ START_TEST(test_mrc_cc_nscc_clamp)
     ck_assert_uint_ge(cc.n_md, 1);
     mrc_nscc_on_loss(&cc, MTU);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
-    mrc_nscc_on_trim(&cc, MTU, now);
+    mrc_nscc_on_trim(&cc, MTU, false, now);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
     ack_pen(&cc, 100 * MTU, 0, 127, false, now);
     ck_assert_double_eq_tol(cc.cwnd, MTU, 1e-9);
@@ -806,6 +856,40 @@ START_TEST(test_mrc_cc_window_limits)
 }
 END_TEST
 
+/* A congestion window full of packets lost on the way (on a path just gone): no later packet
+ * can go out to reveal them, so a tail-loss probe does, long before the timeout, and its
+ * answer has them resent. */
+START_TEST(test_mrc_cc_window_full_probe)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    cc_opts(&o);
+    cc_pair(&a, &o, &b, &o, 4 * EMTU);
+    ck_assert_int_eq(post(&a, &b, 1, false, 0, 32 * EMTU), 0);
+    mrc_test_pkt *p = calloc(32, sizeof(*p));
+    ck_assert_uint_eq(mrc_test_pull_all(&a, p, 32, 0), 4); /* all four lost */
+    uint64_t rto = mrc_test_stats(&a).rto_ns, now = mrc_get_expiry(a.ctx);
+    ck_assert_uint_lt(now, rto / 2);
+    mrc_handle_expiry(a.ctx, now);
+    ck_assert_uint_eq(mrc_test_pull_all(&a, p, 32, now), 1);
+    ck_assert_uint_eq(p[0].pkt.bth.opcode, MRC_OP_PROBE);
+    deliver(&b, p, 1, now);
+    unsigned m = mrc_test_pull_all(&b, p, 32, now);
+    ck_assert_uint_ge(m, 1);
+    deliver(&a, p, m, now);
+    unsigned k = mrc_test_pull_all(&a, p, 32, now);
+    ck_assert_uint_ge(k, 1);
+    ck_assert(mrc_test_is_data(&p[0]));
+    ck_assert_uint_eq(p[0].pkt.bth.rtx, 1);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.timeouts, 0);
+    ck_assert_uint_ge(st.retx_by_cause[MRC_RETX_PROBE], 1);
+    free(p);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 /* The data packet after which less than an MTU of the window is left asks for a SACK (BTH
  * AckReq), and the responder answers it at once rather than after sack_every packets. */
 START_TEST(test_mrc_cc_ackreq)
@@ -1089,6 +1173,92 @@ START_TEST(test_mrc_cc_trim)
 }
 END_TEST
 
+/* A loss the SACKs reveal (a failed path, or a packet overtaken) leaves the window as it is;
+ * a timeout takes the packet off it (notes §6.3). */
+START_TEST(test_mrc_cc_loss_kinds)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    cc_opts(&o);
+    cc_pair(&a, &o, &b, &o, 16 * EMTU);
+    ck_assert_int_eq(post(&a, &b, 1, false, 0, 8 * EMTU), 0);
+    mrc_test_pkt p[8], c[16];
+    ck_assert_uint_eq(mrc_test_pull_all(&a, p, 8, 0), 8);
+    deliver(&b, p + 1, 7, 0); /* the first is lost */
+    unsigned m = mrc_test_pull_all(&b, c, 16, 0);
+    deliver(&a, c, m, 1000);
+    /* a round trip and a reordering window later the hole is lost, on RACK's timer */
+    uint64_t now = mrc_get_expiry(a.ctx);
+    mrc_handle_expiry(a.ctx, now);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.retx_by_cause[MRC_RETX_INFERRED], 1);
+    ck_assert_uint_eq(st.timeouts, 0);
+    ck_assert_uint_eq(st.cwnd, 16 * EMTU);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+
+    /* the packet and every probe for it lost: the timeout */
+    cc_pair(&a, &o, &b, &o, 16 * EMTU);
+    ck_assert_int_eq(post(&a, &b, 1, false, 0, EMTU), 0);
+    ck_assert_uint_eq(mrc_test_pull_all(&a, p, 8, 0), 1);
+    for (int i = 0; i < 16 && mrc_test_stats(&a).timeouts == 0; i++) {
+        now = mrc_get_expiry(a.ctx);
+        mrc_handle_expiry(a.ctx, now);
+        mrc_test_pull_all(&a, p, 8, now);
+    }
+    st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.timeouts, 1);
+    ck_assert_uint_eq(st.cwnd, 15 * EMTU);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
+/* A NACK for a copy already declared lost and resent (it arrives late, or twice) names the
+ * old copy's EV: the resend is still out and keeps its place in the window. */
+START_TEST(test_mrc_cc_stale_nack)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    cc_opts(&o);
+    cc_pair(&a, &o, &b, &o, 16 * EMTU);
+    ck_assert_int_eq(post(&a, &b, 1, false, 0, 2 * EMTU), 0);
+    mrc_test_pkt p[2], c[4], r;
+    ck_assert_uint_eq(mrc_test_pull_all(&a, p, 2, 0), 2);
+    mrc_test_pkt tr = p[1];
+    tr.len = MRC_BASE_LEN + mrc_wire_ext_len(tr.pkt.bth.opcode, tr.pkt.bth.ts);
+    mrc_rx_info rx = mrc_test_rx(&tr);
+    rx.dscp = o.set.dscp_trimmed;
+    deliver(&b, p, 1, 0);
+    ck_assert_int_eq(mrc_test_push(&b, &tr, &rx, 0), 0);
+    unsigned m = mrc_test_pull_all(&b, c, 4, 0);
+    unsigned k = 0;
+    while (k < m && c[k].pkt.bth.opcode != MRC_OP_NACK) {
+        k++;
+    }
+    ck_assert_uint_lt(k, m);
+    deliver(&a, c, m, 0);
+    ck_assert_int_gt(mrc_test_pull(&a, &r, 0), 0); /* the resend */
+    ck_assert_uint_eq(r.pkt.bth.rtx, 1);
+    ck_assert_uint_ne(r.info.ev, p[1].info.ev);
+    int64_t infl = mrc_test_stats(&a).cc_inflight;
+    ck_assert_int_ge(infl, EMTU); /* the resend at least */
+    /* the NACK again: nothing changes, nothing is resent */
+    deliver(&a, c + k, 1, 0);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    ck_assert_int_eq(st.cc_inflight, infl);
+    ck_assert_uint_eq(st.retx_pkts, 1);
+    ck_assert_int_eq(mrc_test_pull(&a, p, 0), 0);
+    deliver(&b, &r, 1, 0);
+    mrc_test_pump(&a, &b, 0, NULL, NULL);
+    st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.msgs_sent_done, 1);
+    ck_assert_int_eq(st.cc_inflight, 0);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 /* The responder adds how long an answer waited to the timestamp it reflects (128 ns ticks),
  * SACK and NACK alike, when svc_time is on: the requester's RTT is then the network's. */
 static void svc_case(bool on)
@@ -1259,6 +1429,7 @@ Suite *mrc_cc_suite(void)
     tcase_add_test(tc, test_mrc_cc_nscc_decrease_once_per_rtt);
     tcase_add_test(tc, test_mrc_cc_nscc_quick_adapt);
     tcase_add_test(tc, test_mrc_cc_nscc_trim_without_quick_adapt);
+    tcase_add_test(tc, test_mrc_cc_nscc_lasthop_trim);
     tcase_add_test(tc, test_mrc_cc_nscc_quick_adapt_delay);
     tcase_add_test(tc, test_mrc_cc_nscc_fast_increase);
     tcase_add_test(tc, test_mrc_cc_nscc_clamp);
@@ -1273,6 +1444,7 @@ Suite *mrc_cc_suite(void)
     tcase_add_test(tc, test_mrc_cc_ack_overtakes_sacks);
     tcase_add_test(tc, test_mrc_cc_subtick_rtt);
     tcase_add_test(tc, test_mrc_cc_window_limits);
+    tcase_add_test(tc, test_mrc_cc_window_full_probe);
     tcase_add_test(tc, test_mrc_cc_ackreq);
     tcase_add_test(tc, test_mrc_cc_shared_window);
     tcase_add_test(tc, test_mrc_cc_penalty_wimm);
@@ -1282,6 +1454,8 @@ Suite *mrc_cc_suite(void)
     tcase_add_test(tc, test_mrc_cc_penalty_start);
     tcase_add_test(tc, test_mrc_cc_penalty_disabled);
     tcase_add_test(tc, test_mrc_cc_trim);
+    tcase_add_test(tc, test_mrc_cc_stale_nack);
+    tcase_add_test(tc, test_mrc_cc_loss_kinds);
     tcase_add_test(tc, test_mrc_cc_svc_time);
     tcase_add_test(tc, test_mrc_cc_ctrl_weight);
     tcase_add_test(tc, test_mrc_cc_state);
