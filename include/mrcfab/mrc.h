@@ -129,11 +129,16 @@ typedef struct mrc_settings {
     unsigned sack_every;         /* SACK after this many in-order packets (1 = each) */
     unsigned always_skip_window; /* packets per EV judged for ALWAYS_SKIP */
     unsigned always_skip_pct;    /* ... and the CE share that triggers it */
+    unsigned always_skip_runs;   /* ... or this many windows in a row each with a mark (0: off) */
     unsigned max_ooo_tracked;    /* out-of-order PSNs tracked before NO_BITMAP (0: window) */
     /* requester */
     bool ev_in_order;         /* an EV is one path whose data queues keep order (static uSID
                                  routes, no adaptive routing): a later first copy reported on
                                  an EV proves an earlier one that is not reported lost */
+    bool ev_symmetric;        /* an EV names one path both ways (a uSID path through one T1,
+                                 over cables that fail both ways): a SACK or NACK goes back by
+                                 its data's EV, which just proved that path, rather than by a
+                                 reverse EV (ECMP hashing is no such fabric) */
     unsigned reorder_pkts;    /* transmissions acked after a packet that make it lost */
     uint64_t reorder_ns;      /* ... sent this much later: the initial reordering window */
     unsigned tlp_pct;         /* tail-loss probe after this % of the RTO without a SACK */

@@ -22,6 +22,7 @@ void mrc_settings_default(mrc_settings *s)
     s->sack_every = 4;
     s->always_skip_window = 32;
     s->always_skip_pct = 75;
+    s->always_skip_runs = 8;
     s->max_ooo_tracked = 0;
     s->ev_in_order = true;
     s->reorder_pkts = 3;

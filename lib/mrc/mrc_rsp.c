@@ -132,7 +132,10 @@ static void queue_ack(mrc_qp *qp, uint8_t syndrome, unsigned port)
 /* ALWAYS_SKIP: an EV whose packets keep arriving CE-marked is persistently congested; the
  * requester should stop using it rather than skip it rotation after rotation. An EV is judged
  * over the always_skip_window packets that follow its first mark: only a mark claims a slot,
- * which keeps the unmarked common case to a lookup. */
+ * which keeps the unmarked common case to a lookup. A queue that congestion control keeps
+ * short marks few packets, but marks them window after window when two flows share the path:
+ * always_skip_runs windows in a row with a mark are as persistent as a heavily marked one
+ * (at random marks of 1 % that takes ~40,000 windows). */
 static inline uint8_t path_verdict(mrc_qp *qp, uint32_t ev, bool ce)
 {
     mrc_ce_slot *c = &qp->ce[(ev * 0x9e3779b1u) >> 26];
@@ -147,8 +150,11 @@ static inline uint8_t path_verdict(mrc_qp *qp, uint32_t ev, bool ce)
     c->ce += ce;
     uint8_t m = ce ? MRC_M_SKIP_ONCE : MRC_M_NONE;
     if (c->pkts >= s->always_skip_window) {
-        if (s->always_skip_window && c->ce * 100u >= c->pkts * s->always_skip_pct) {
+        c->runs = c->ce ? (uint16_t)(c->runs + 1) : 0;
+        if (s->always_skip_window && (c->ce * 100u >= c->pkts * s->always_skip_pct ||
+                                      (s->always_skip_runs && c->runs >= s->always_skip_runs))) {
             m = MRC_M_ALWAYS_SKIP;
+            c->runs = 0;
         }
         c->pkts = c->ce = 0;
     }
@@ -464,8 +470,15 @@ int mrc_rsp_write(mrc_qp *qp, uint8_t *dest, size_t destlen, uint32_t port_mask,
         return 0;
     }
     mrc_ctrl *c = &qp->ctrl[qp->ctrl_head];
-    uint32_t evi = mrc_ev_reverse(qp, c->port);
-    const mrc_qev *e = &qp->evs[evi];
+    mrc_qev sym;
+    const mrc_qev *e = &qp->evs[mrc_ev_reverse(qp, c->port)];
+    if (qp->ctx->set.ev_symmetric && c->op != MRC_OP_ACK &&
+        (mrc_ev_port_mask(qp) & (1u << c->port))) {
+        sym = *e;
+        sym.val = c->ev;
+        sym.port = c->port;
+        e = &sym;
+    }
     if (!(port_mask & (1u << e->port))) {
         return MRC_BLOCKED;
     }

@@ -322,6 +322,53 @@ START_TEST(test_mrc_ev_always_skip_verdict)
 }
 END_TEST
 
+/* Light marks window after window are persistent too: ALWAYS_SKIP once always_skip_runs
+ * windows in a row each had a mark, not before, and never with the rule off; a window with
+ * no mark starts the count again. */
+START_TEST(test_mrc_ev_always_skip_runs)
+{
+    /* marks: at the start of each window of 8, except where |gap| says */
+    for (int runs = 0; runs <= 3; runs += 3) {
+        for (int gap = -1; gap <= 1; gap += 2) {
+            mrc_test_opts o;
+            mrc_test_node b;
+            mrc_test_opts_default(&o);
+            o.set.always_skip_window = 8;
+            o.set.always_skip_pct = 75;
+            o.set.always_skip_runs = (unsigned)runs;
+            o.set.sack_every = 1;
+            mrc_test_node_new(&b, &o, 1);
+            mrc_test_node_up(&b, &o, MRC_TEST_PEER_QPN, 0);
+            uint32_t ev = mrc_test_ev(0, 3);
+            int verdict = -1; /* the packet whose SACK said ALWAYS_SKIP */
+            for (int k = 0; k < 40; k++) {
+                static uint8_t pay[1024];
+                mrc_test_pkt d, s;
+                uint8_t op = k == 0 ? MRC_OP_WRITE_FIRST : k == 39 ? MRC_OP_WRITE_LAST
+                                                                   : MRC_OP_WRITE_MIDDLE;
+                mrc_test_build_data(&d, &b, op, PSN(o.rq_psn, k), 1, 0,
+                                    mrc_test_va(&b, (size_t)k * 1024), mrc_mr_rkey(b.mr),
+                                    40 * 1024, pay, 1024, ev, 0);
+                mrc_rx_info rx = mrc_test_rx(&d);
+                rx.ecn = k % 8 == 0 && k / 8 != gap ? MRC_ECN_CE : MRC_ECN_ECT0;
+                ck_assert_int_eq(mrc_test_push(&b, &d, &rx, 0), 0);
+                while (mrc_test_pull(&b, &s, 0) > 0) {
+                    if (s.pkt.bth.opcode == MRC_OP_SACK && s.pkt.seth.m == MRC_M_ALWAYS_SKIP &&
+                        verdict < 0) {
+                        verdict = k;
+                    }
+                }
+            }
+            /* three windows of marks end at packet 23; with the second window unmarked the
+             * count starts again at the third and ends at 39 */
+            int want = runs == 0 ? -1 : gap < 0 ? 23 : 39;
+            ck_assert_int_eq(verdict, want);
+            mrc_test_node_free(&b);
+        }
+    }
+}
+END_TEST
+
 /* GOOD -> ASSUMED_BAD by ALWAYS_SKIP: a run of CE marks on one EV, end to end. */
 START_TEST(test_mrc_ev_good_to_bad_by_always_skip)
 {
@@ -804,6 +851,67 @@ START_TEST(test_mrc_ev_reverse_same_plane)
 }
 END_TEST
 
+/* With symmetric EVs a SACK or NACK goes back by its data's EV and port, a duplicate's too;
+ * a Transport ACK by the plane's reverse EV; with that plane down here, by a live one. */
+START_TEST(test_mrc_ev_symmetric)
+{
+    mrc_test_opts o;
+    mrc_test_node b;
+    mrc_test_opts_default(&o);
+    o.ports = 4;
+    o.evs_per_port = 4;
+    o.set.ev_symmetric = true;
+    o.set.sack_every = 1;
+    mrc_test_node_new(&b, &o, 1);
+    mrc_test_node_up(&b, &o, MRC_TEST_PEER_QPN, 0);
+    static uint8_t pay[64];
+    mrc_test_pkt d, s;
+    /* one packet, answered: the SACK by its EV, the Transport ACK by the plane's reverse EV;
+     * again as a duplicate, the same */
+    for (int rep = 0; rep < 2; rep++) {
+        mrc_test_build_data(&d, &b, MRC_OP_WRITE_ONLY, PSN(o.rq_psn, 0), 1, 0,
+                            mrc_test_va(&b, 0), mrc_mr_rkey(b.mr), 64, pay, 64,
+                            mrc_test_ev(2, 3), 2);
+        ck_assert_int_eq(mrc_test_push(&b, &d, NULL, 0), 0);
+        unsigned sacks = 0;
+        while (mrc_test_pull(&b, &s, 0) > 0) {
+            ck_assert_uint_eq(s.info.port, 2);
+            if (s.pkt.bth.opcode == MRC_OP_SACK) {
+                ck_assert_uint_eq(s.info.ev, mrc_test_ev(2, 3));
+                sacks++;
+            } else {
+                ck_assert_uint_eq(s.pkt.bth.opcode, MRC_OP_ACK);
+                ck_assert_uint_eq(mrc_test_ev_port(s.info.ev), 2);
+            }
+        }
+        ck_assert_uint_eq(sacks, 1);
+    }
+    /* a NACK (the packet found no buffer): by its EV */
+    mrc_test_build_data(&d, &b, MRC_OP_WRITE_ONLY, PSN(o.rq_psn, 1), 2, 0, mrc_test_va(&b, 0),
+                        mrc_mr_rkey(b.mr), 64, pay, 64, mrc_test_ev(1, 2), 1);
+    mrc_rx_info rx = mrc_test_rx(&d);
+    rx.flags = MRC_RX_NOBUF;
+    ck_assert_int_eq(mrc_test_push(&b, &d, &rx, 0), 0);
+    ck_assert_int_gt(mrc_test_pull(&b, &s, 0), 0);
+    ck_assert_uint_eq(s.pkt.bth.opcode, MRC_OP_NACK);
+    ck_assert_uint_eq(s.info.ev, mrc_test_ev(1, 2));
+    ck_assert_uint_eq(s.info.port, 1);
+    /* the plane the data came by is down here: a live plane's reverse EV */
+    ck_assert_int_eq(mrc_port_set_state(b.ctx, 0, false, 2), 0);
+    mrc_test_build_data(&d, &b, MRC_OP_WRITE_ONLY, PSN(o.rq_psn, 1), 2, 0, mrc_test_va(&b, 0),
+                        mrc_mr_rkey(b.mr), 64, pay, 64, mrc_test_ev(0, 1), 0);
+    ck_assert_int_eq(mrc_test_push(&b, &d, NULL, 2), 0);
+    unsigned n = 0;
+    while (mrc_test_pull(&b, &s, 2) > 0) {
+        ck_assert_uint_ne(s.info.port, 0);
+        ck_assert_uint_eq(mrc_test_ev_port(s.info.ev), s.info.port);
+        n++;
+    }
+    ck_assert_uint_ge(n, 1);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 /* A QP that receives and sends no data re-validates its reverse EVs: after rev_refresh_ns an
  * EV probe per plane on one of its GOOD EVs, whose answer makes that EV the plane's reverse
  * EV; a QP that sends data, or receives nothing, does not probe. */
@@ -875,6 +983,7 @@ Suite *mrc_ev_suite(void)
     tcase_add_test(tc, test_mrc_ev_skip_expires_while_idle);
     tcase_add_test(tc, test_mrc_ev_good_to_bad_by_timeout);
     tcase_add_test(tc, test_mrc_ev_always_skip_verdict);
+    tcase_add_test(tc, test_mrc_ev_always_skip_runs);
     tcase_add_test(tc, test_mrc_ev_good_to_bad_by_always_skip);
     tcase_add_test(tc, test_mrc_ev_bad_to_good_by_probes);
     tcase_add_test(tc, test_mrc_ev_probe_backoff);
@@ -884,6 +993,7 @@ Suite *mrc_ev_suite(void)
     tcase_add_test(tc, test_mrc_ev_spraying_equal);
     tcase_add_test(tc, test_mrc_ev_retransmission_fresh_ev);
     tcase_add_test(tc, test_mrc_ev_reverse_same_plane);
+    tcase_add_test(tc, test_mrc_ev_symmetric);
     tcase_add_test(tc, test_mrc_ev_reverse_refresh);
     suite_add_tcase(s, tc);
     return s;
