@@ -91,6 +91,8 @@ static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen
     set.nports = w->planes;
     set.icrc = false; /* the simulator carries no payload bytes */
     set.udp_port = w->plan->udp_port;
+    /* the simulated fabric routes by uSID: an EV's T1 is the same both ways */
+    set.ev_symmetric = true;
     set.max_qps = h->nqps + 4;
     set.max_mrs = 4;
     if (m->sack_every) {
@@ -357,14 +359,16 @@ static bool ev_lost(sim_world *w, uint32_t src, uint32_t dst, uint32_t ev)
     return false;
 }
 
-/* The engine's next packet for plane port |p|, into the fabric; false if it had none. */
-static bool pull_mrc(sim_world *w, sim_host *h, unsigned p)
+/* The engine's next packet for one of the plane ports in |mask|, into the fabric: the port
+ * it left from (or was to), -1 if the engine had none. */
+static int pull_mrc(sim_world *w, sim_host *h, uint32_t mask)
 {
     mrc_tx_info info;
-    int n = mrc_write_pkt(h->ctx, w->scratch, sizeof(w->scratch), 1u << p, &info, ns_of(w->q.now));
+    int n = mrc_write_pkt(h->ctx, w->scratch, sizeof(w->scratch), mask, &info, ns_of(w->q.now));
     if (n <= 0) {
-        return false;
+        return -1;
     }
+    unsigned p = info.port;
     fab_template tmp;
     const fab_template *tmpl = NULL;
     uint32_t dst = mrc_dest(w, h, &info, &tmpl, &tmp);
@@ -374,7 +378,7 @@ static bool pull_mrc(sim_world *w, sim_host *h, unsigned p)
         (w->nev_loss && ev_lost(w, h->id, dst, info.ev))) {
         w->totals.drops++;
         sim_pkt_put(w, pk);
-        return true;
+        return (int)p;
     }
     pk->kind = SIM_PKT_MRC;
     pk->datalen = (uint32_t)n;
@@ -389,7 +393,7 @@ static bool pull_mrc(sim_world *w, sim_host *h, unsigned p)
     pk->flags =
         (uint8_t)((info.control ? SIM_PKT_CTRL : 0) | (info.ecn == MRC_ECN_ECT0 ? SIM_PKT_ECT : 0));
     sim_net_send(w, h->nic[p], pk);
-    return true;
+    return (int)p;
 }
 
 /* A RoCE QP end of this host on plane |p| with a packet due now; schedules a wake-up for the
@@ -442,32 +446,47 @@ static bool pull_roce(sim_world *w, sim_host *h, unsigned p)
     return false;
 }
 
+/* Offers RoCE the idle ports of |idle| in plane order; returns those still idle. */
+static uint32_t kick_roce(sim_world *w, sim_host *h, uint32_t idle)
+{
+    for (unsigned p = 0; p < w->planes; p++) {
+        if ((idle & (1u << p)) && !w->ports[h->nic[p]].paused && pull_roce(w, h, p)) {
+            idle &= ~(1u << p);
+            if (h->ctx) {
+                h->turn_roce = !h->turn_roce;
+            }
+        }
+    }
+    return idle;
+}
+
+/* Fills the idle NIC ports. The engine is offered all of them at once and picks the port by
+ * the EV it sprays on: port by port in plane order, a window with room for one packet would
+ * always go to plane 0. RoCE and MRC on one host take turns. */
 void sim_host_kick(sim_world *w, uint32_t host)
 {
     sim_host *h = &w->hosts[host];
+    uint32_t idle = 0;
     for (unsigned p = 0; p < w->planes; p++) {
         uint32_t port = h->nic[p];
-        if (port == SIM_NONE) {
-            continue;
+        if (port != SIM_NONE && !w->ports[port].busy && w->ports[port].up) {
+            idle |= 1u << p;
         }
-        const sim_port *pt = &w->ports[port];
-        if (pt->busy || !pt->up) {
-            continue;
+    }
+    if (h->nroce && (h->turn_roce || !h->ctx)) {
+        idle = kick_roce(w, h, idle);
+    }
+    int p;
+    while (h->ctx && idle && (p = pull_mrc(w, h, idle)) >= 0) {
+        if (w->ports[h->nic[p]].busy) {
+            idle &= ~(1u << p);
+            if (h->nroce) {
+                h->turn_roce = !h->turn_roce;
+            }
         }
-        bool sent = false;
-        bool roce_first = h->turn_roce && h->nroce;
-        if (roce_first && !pt->paused) {
-            sent = pull_roce(w, h, p);
-        }
-        if (!sent && h->ctx) {
-            sent = pull_mrc(w, h, p);
-        }
-        if (!sent && !roce_first && h->nroce && !pt->paused) {
-            sent = pull_roce(w, h, p);
-        }
-        if (sent && h->ctx && h->nroce) {
-            h->turn_roce = !h->turn_roce;
-        }
+    }
+    if (h->nroce && h->ctx) {
+        kick_roce(w, h, idle);
     }
     if (h->ctx) {
         arm_timer(w, h);

@@ -42,7 +42,7 @@ void sim_scenario_defaults(sim_scenario *sc)
                 .fabric = {.gbps = 100, .delay_ps = 500 * SIM_PS_PER_NS},
                 .switch_latency_ps = 300 * SIM_PS_PER_NS,
                 .buffer_bytes = 512 * KIB,
-                .ctrl_buffer_bytes = 64 * KIB,
+                .ctrl_buffer_bytes = 512 * KIB,
                 .ecn_kmin = 40 * KIB,
                 .ecn_kmax = 160 * KIB,
                 .ecn_pmax = 0.2,

@@ -131,7 +131,7 @@ static void check_default_net(const sim_net_cfg *n)
     ck_assert_uint_eq(n->fabric.delay_ps, 500 * SIM_PS_PER_NS);
     ck_assert_uint_eq(n->switch_latency_ps, 300 * SIM_PS_PER_NS);
     ck_assert_uint_eq(n->buffer_bytes, 512 * 1024);
-    ck_assert_uint_eq(n->ctrl_buffer_bytes, 64 * 1024);
+    ck_assert_uint_eq(n->ctrl_buffer_bytes, 512 * 1024);
     ck_assert_uint_eq(n->trim_bytes, 96 * 1024);
     ck_assert_uint_eq(n->ecn_kmin, 40 * 1024);
     ck_assert_uint_eq(n->ecn_kmax, 160 * 1024);
