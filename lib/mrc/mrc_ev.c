@@ -164,57 +164,80 @@ void mrc_ev_teardown(mrc_qp *qp)
     qp->nevs = qp->nact = 0;
 }
 
-/* A rotation: every active EV once, in a fresh random order; SKIPs end with it. The order is
- * drawn as it goes (one step of a Fisher-Yates shuffle per pick), which spreads the cost of a
- * uniform permutation over the packets instead of paying it at the start. */
-static void new_rotation(mrc_qp *qp, uint64_t now)
+/* A rotation of port |p|: every active EV of the port once, in a fresh random order; SKIPs
+ * of the port end with it. The order is drawn as it goes (one step of a Fisher-Yates shuffle
+ * per pick), which spreads the cost of a uniform permutation over the packets instead of
+ * paying it at the start. */
+static void new_rotation(mrc_qp *qp, unsigned p, uint64_t now)
 {
-    qp->rot_no++;
-    for (unsigned i = 0; qp->st.ev_count[MRC_EV_SKIP] && i < qp->nact; i++) {
-        mrc_qev *e = &qp->evs[qp->act[i]];
-        if (e->state == MRC_EV_SKIP && e->skip_rot != qp->rot_no) {
-            mrc_ev_set(qp, qp->act[i], MRC_EV_GOOD, MRC_EVR_ROTATION, now);
+    qp->rot_no[p]++;
+    for (unsigned i = qp->rot_beg[p]; qp->st.ev_count[MRC_EV_SKIP] && i < qp->rot_end[p]; i++) {
+        mrc_qev *e = &qp->evs[qp->rot[i]];
+        if (e->state == MRC_EV_SKIP && e->skip_rot != qp->rot_no[p]) {
+            mrc_ev_set(qp, qp->rot[i], MRC_EV_GOOD, MRC_EVR_ROTATION, now);
         }
     }
-    memcpy(qp->rot, qp->act, qp->nact * sizeof(uint16_t));
-    qp->rot_len = qp->nact;
-    qp->rot_pos = 0;
+    qp->rot_pos[p] = qp->rot_beg[p];
+}
+
+/* The active set changed: the ports' rotations start again over their new EVs. */
+static void rebuild_rotations(mrc_qp *qp, uint64_t now)
+{
+    uint16_t at = 0;
+    for (unsigned p = 0; p < MRC_MAX_PORTS; p++) {
+        qp->rot_beg[p] = qp->rot_end[p] = at;
+        for (unsigned i = 0; i < qp->nact; i++) {
+            if (qp->evs[qp->act[i]].port == p) {
+                qp->rot[at++] = qp->act[i];
+            }
+        }
+        qp->rot_end[p] = at;
+    }
     qp->rot_dirty = false;
+    for (unsigned p = 0; p < MRC_MAX_PORTS; p++) {
+        new_rotation(qp, p, now);
+    }
 }
 
 uint32_t mrc_ev_pick_slow(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint32_t drawn,
                           uint64_t now)
 {
-    uint32_t second = MRC_NONE;
+    uint32_t second = MRC_NONE, m = port_mask & mrc_ev_port_mask(qp);
     if (qp->rot_dirty) {
-        new_rotation(qp, now);
+        rebuild_rotations(qp, now);
         drawn = MRC_NONE;
     }
-    /* two passes at most: the rest of this rotation, then a whole fresh one */
-    for (unsigned tries = 0; tries <= 2 * qp->nact; tries++) {
-        uint32_t evi = drawn;
-        drawn = MRC_NONE;
-        if (evi == MRC_NONE) {
-            if (qp->rot_pos >= qp->rot_len) {
-                if (qp->nact == 0) {
-                    break;
+    /* the ports of the mask in turn; in each, two passes at most: the rest of its rotation,
+     * then a whole fresh one */
+    for (unsigned k = 0; k < MRC_MAX_PORTS; k++) {
+        unsigned p = (qp->rot_next + k) % MRC_MAX_PORTS;
+        unsigned n = qp->rot_end[p] - qp->rot_beg[p];
+        if (!(m & (1u << p)) || n == 0) {
+            continue;
+        }
+        for (unsigned tries = 0; tries <= 2 * n; tries++) {
+            uint32_t evi = drawn;
+            drawn = MRC_NONE;
+            if (evi == MRC_NONE) {
+                if (qp->rot_pos[p] >= qp->rot_end[p]) {
+                    new_rotation(qp, p, now);
                 }
-                new_rotation(qp, now);
+                evi = mrc_ev_draw(qp, p);
             }
-            evi = mrc_ev_draw(qp);
+            mrc_qev *e = &qp->evs[evi];
+            if (e->state == MRC_EV_SKIP && now >= e->skip_until) {
+                mrc_ev_set(qp, evi, MRC_EV_GOOD, MRC_EVR_ROTATION, now);
+            }
+            if (e->state != MRC_EV_GOOD || !(m & (1u << e->port))) {
+                continue;
+            }
+            if (evi == avoid) {
+                second = evi;
+                continue;
+            }
+            qp->rot_next = p + 1;
+            return evi;
         }
-        mrc_qev *e = &qp->evs[evi];
-        if (e->state == MRC_EV_SKIP && now >= e->skip_until) {
-            mrc_ev_set(qp, evi, MRC_EV_GOOD, MRC_EVR_ROTATION, now);
-        }
-        if (!mrc_ev_usable(qp, evi, port_mask)) {
-            continue;
-        }
-        if (evi == avoid) {
-            second = evi;
-            continue;
-        }
-        return evi;
     }
     return second;
 }
@@ -238,7 +261,7 @@ void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, ui
     }
     switch (to) {
     case MRC_EV_SKIP:
-        e->skip_rot = qp->rot_no;
+        e->skip_rot = qp->rot_no[e->port];
         e->skip_until = now + qp->ctx->set.skip_max_ns;
         if (e->skip_until < qp->skip_end) {
             /* an idle QP must end it too: its state is read by the controller */

@@ -209,9 +209,13 @@ struct mrc_qp {
     uint16_t *evmap; /* open addressing by EV value -> index + 1 */
     uint32_t evmap_mask;
     uint16_t *act, *rot;
-    unsigned nact, rot_len, rot_pos;
-    uint64_t draw; /* the rotation's random state */
-    uint32_t rot_no;
+    unsigned nact;
+    /* a rotation per port: port p's active EVs are rot[rot_beg[p], rot_end[p]), those before
+     * rot_pos[p] already drawn in its rotation number rot_no[p] */
+    uint16_t rot_beg[MRC_MAX_PORTS], rot_end[MRC_MAX_PORTS], rot_pos[MRC_MAX_PORTS];
+    uint32_t rot_no[MRC_MAX_PORTS];
+    unsigned rot_next; /* the port a pick over several ports tries first */
+    uint64_t draw;     /* the rotations' random state */
     bool rot_dirty;
     unsigned quota[MRC_MAX_PORTS];
     unsigned min_active;
@@ -516,13 +520,13 @@ static inline bool mrc_ev_usable(const mrc_qp *qp, uint32_t evi, uint32_t port_m
     return e->state == MRC_EV_GOOD && (mrc_ev_port_mask(qp) & port_mask & (1u << e->port));
 }
 
-/* The rotation's next EV: a uniform draw from the rest of it, swapped into place. */
-static inline __attribute__((always_inline)) uint32_t mrc_ev_draw(mrc_qp *qp)
+/* Port |p|'s rotation's next EV: a uniform draw from the rest of it, swapped into place. */
+static inline __attribute__((always_inline)) uint32_t mrc_ev_draw(mrc_qp *qp, unsigned p)
 {
-    uint32_t pos = qp->rot_pos++;
+    uint32_t pos = qp->rot_pos[p]++;
     /* a per-QP LCG, whose high half is random enough to spray and costs a multiply */
     qp->draw = qp->draw * 6364136223846793005ull + 1442695040888963407ull;
-    uint32_t j = pos + (uint32_t)(((qp->draw >> 32) * (uint64_t)(qp->rot_len - pos)) >> 32);
+    uint32_t j = pos + (uint32_t)(((qp->draw >> 32) * (uint64_t)(qp->rot_end[p] - pos)) >> 32);
     uint16_t evi = qp->rot[j];
     qp->rot[j] = qp->rot[pos];
     qp->rot[pos] = evi;
@@ -530,15 +534,23 @@ static inline __attribute__((always_inline)) uint32_t mrc_ev_draw(mrc_qp *qp)
 }
 
 /* The next EV to spray on, over ports in |port_mask|, avoiding |avoid|; MRC_NONE if none. Per
- * packet, so its common case (the rotation goes on, its next EV is usable) is inline. */
+ * packet, so its common case (the next port's rotation goes on, its next EV is usable) is
+ * inline. The ports of the mask take turns, and each port draws from its own rotation: one
+ * rotation over all of them, drawn for whichever port was free, would spend the draws for the
+ * busy ones and leave some paths twice as loaded as others. */
 static inline __attribute__((always_inline)) uint32_t mrc_ev_pick(mrc_qp *qp, uint32_t port_mask,
                                                                   uint32_t avoid, uint64_t now)
 {
-    uint32_t evi = MRC_NONE;
-    if (qp->rot_pos < qp->rot_len && !qp->rot_dirty) {
-        evi = mrc_ev_draw(qp);
-        if (evi != avoid && mrc_ev_usable(qp, evi, port_mask)) {
-            return evi;
+    uint32_t evi = MRC_NONE, m = port_mask & mrc_ev_port_mask(qp);
+    if (m && !qp->rot_dirty) {
+        uint32_t later = m & (~0u << qp->rot_next);
+        unsigned p = (unsigned)__builtin_ctz(later ? later : m);
+        if (qp->rot_pos[p] < qp->rot_end[p]) {
+            evi = mrc_ev_draw(qp, p);
+            if (evi != avoid && qp->evs[evi].state == MRC_EV_GOOD) {
+                qp->rot_next = p + 1;
+                return evi;
+            }
         }
     }
     return mrc_ev_pick_slow(qp, port_mask, avoid, evi, now);

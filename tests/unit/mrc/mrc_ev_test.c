@@ -750,6 +750,51 @@ START_TEST(test_mrc_ev_spraying_equal)
 }
 END_TEST
 
+/* Ports that pull one at a time, in any order (a NIC's ports as each frees up), each spray a
+ * rotation of their own: every run of a port's active EVs has each of them once, so no path of
+ * a plane gets twice its share because the other planes' ports were busy. */
+START_TEST(test_mrc_ev_spraying_per_port)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 4;
+    o.evs_per_port = 8;
+    o.mtu = 256;
+    o.mpr = 3;
+    o.memlen = 384 * 256;
+    requester(&a, &o);
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 384 * 256, 0x10000, 0x101, 0), 0);
+    /* ports 0 and 1 pull three times as often as 2 and 3, in a shuffled pattern */
+    static const unsigned pattern[8] = {0, 1, 0, 2, 1, 0, 3, 1};
+    uint32_t seq[4][96];
+    unsigned n[4] = {0};
+    for (unsigned k = 0; k < 384; k++) {
+        unsigned port = pattern[k % 8];
+        if (n[port] == 96) {
+            port = port ^ 2; /* 0 and 1 are done: the others catch up */
+        }
+        mrc_test_pkt p;
+        ck_assert_int_gt(mrc_test_pull_mask(&a, &p, 1u << port, 0), 0);
+        ck_assert(mrc_test_is_data(&p));
+        ck_assert_uint_eq(p.info.port, port);
+        seq[port][n[port]++] = p.info.ev;
+    }
+    for (unsigned port = 0; port < 4; port++) {
+        ck_assert_uint_eq(n[port], 96);
+        for (unsigned r = 0; r < 12; r++) {
+            for (unsigned i = 0; i < 8; i++) {
+                ck_assert_uint_eq(mrc_test_ev_port(seq[port][r * 8 + i]), port);
+                for (unsigned j = 0; j < i; j++) {
+                    ck_assert_uint_ne(seq[port][r * 8 + i], seq[port][r * 8 + j]);
+                }
+            }
+        }
+    }
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 /* A resend never takes the EV its packet last used. */
 START_TEST(test_mrc_ev_retransmission_fresh_ev)
 {
@@ -991,6 +1036,7 @@ Suite *mrc_ev_suite(void)
     tcase_add_test(tc, test_mrc_ev_replacement_same_plane);
     tcase_add_test(tc, test_mrc_ev_min_active_floor);
     tcase_add_test(tc, test_mrc_ev_spraying_equal);
+    tcase_add_test(tc, test_mrc_ev_spraying_per_port);
     tcase_add_test(tc, test_mrc_ev_retransmission_fresh_ev);
     tcase_add_test(tc, test_mrc_ev_reverse_same_plane);
     tcase_add_test(tc, test_mrc_ev_symmetric);
