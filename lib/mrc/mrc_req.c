@@ -842,6 +842,15 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
             rtt_sample(qp, rtt);
         }
     }
+    if (!s->pr && !rtt && qp->ctx->set.tseth) {
+        /* a resend's SACK still times the very copy that triggered it, by the timestamp it
+         * reflects: a QP whose every packet was trimmed at least once would otherwise have no
+         * round trip at all, and RACK with none takes everything 2 us old for lost */
+        uint64_t r = mrc_ts_rtt(s->ts, now);
+        if (r >= (1u << MRC_TS_SHIFT) && r < MRC_TS_WRAP_NS / 2) {
+            rtt_sample(qp, r);
+        }
+    }
     if (qp->cc) {
         /* before the cumulative ACK moves: with nothing left outstanding that resets the
          * QP's share of the window, which must by then have lost these bytes */

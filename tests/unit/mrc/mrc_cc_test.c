@@ -1214,6 +1214,39 @@ START_TEST(test_mrc_cc_loss_kinds)
 }
 END_TEST
 
+/* The loss detector's round trip comes from the timestamp a SACK reflects, a resend's too: a
+ * QP whose every packet was trimmed once would otherwise have none. */
+START_TEST(test_mrc_cc_resend_rtt)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    cc_opts(&o);
+    cc_pair(&a, &o, &b, &o, 16 * EMTU);
+    ck_assert_int_eq(post(&a, &b, 1, false, 0, EMTU), 0);
+    mrc_test_pkt p, c[4];
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+    p.len = MRC_BASE_LEN + mrc_wire_ext_len(p.pkt.bth.opcode, p.pkt.bth.ts);
+    mrc_rx_info rx = mrc_test_rx(&p);
+    rx.dscp = o.set.dscp_trimmed;
+    ck_assert_int_eq(mrc_test_push(&b, &p, &rx, 1000), 0);
+    unsigned m = mrc_test_pull_all(&b, c, 4, 1000);
+    deliver(&a, c, m, 2000);
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 2000), 0); /* the resend */
+    ck_assert_uint_eq(p.pkt.bth.rtx, 1);
+    ck_assert_uint_eq(mrc_test_stats(&a).srtt_ns, 0);
+    deliver(&b, &p, 1, 3000);
+    m = mrc_test_pull_all(&b, c, 4, 3000);
+    deliver(&a, c, m, 12000);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    ck_assert_uint_eq(st.msgs_sent_done, 1);
+    /* 10 us, to the 128 ns tick */
+    ck_assert_uint_ge(st.srtt_ns, 10000 - 128);
+    ck_assert_uint_le(st.srtt_ns, 10000 + 128);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 /* A NACK for a copy already declared lost and resent (it arrives late, or twice) names the
  * old copy's EV: the resend is still out and keeps its place in the window. */
 START_TEST(test_mrc_cc_stale_nack)
@@ -1455,6 +1488,7 @@ Suite *mrc_cc_suite(void)
     tcase_add_test(tc, test_mrc_cc_penalty_disabled);
     tcase_add_test(tc, test_mrc_cc_trim);
     tcase_add_test(tc, test_mrc_cc_stale_nack);
+    tcase_add_test(tc, test_mrc_cc_resend_rtt);
     tcase_add_test(tc, test_mrc_cc_loss_kinds);
     tcase_add_test(tc, test_mrc_cc_svc_time);
     tcase_add_test(tc, test_mrc_cc_ctrl_weight);
