@@ -33,6 +33,9 @@ tests/schema/check-scenarios.sh
 step "mrc-sim summary schema"
 tests/schema/check-sim-summary.sh
 
+step "the controller's OpenAPI document"
+tests/openapi/check.sh
+
 step "fuzzing for ${fuzz_seconds}s per target"
 CC=clang cmake -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMRCFAB_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$jobs"

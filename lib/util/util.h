@@ -6,7 +6,10 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include <json-c/json.h>
 
 typedef enum util_level {
     UTIL_LOG_DEBUG = 0,
@@ -52,5 +55,33 @@ void util_afile_abort(util_afile *af);
 
 /* Reads a whole file into a NUL-terminated heap buffer. Returns 0 or -errno. */
 int util_read_file(const char *path, char **pdata, size_t *plen);
+/* The next line of the NUL-terminated text at |*cursor|, cut in place (its newline becomes a
+ * NUL), empty lines included so that line numbers count them; NULL at the end. */
+char *util_line_next(char **cursor);
+
+/* An option table: each entry names a setting, its kind, its default (as text), its range
+ * (whole numbers) and where it is stored (char * for strings, uint64_t, bool). Ends with an
+ * entry whose name is NULL. A secret's value is never reported, only whether it is set. */
+typedef enum util_opt_kind { UTIL_OPT_STR, UTIL_OPT_UINT, UTIL_OPT_BOOL } util_opt_kind;
+typedef struct util_opt {
+    const char *name;
+    util_opt_kind kind;
+    const char *def;
+    uint64_t min, max;
+    void *dest;
+    const char *help;
+    bool secret;
+} util_opt;
+
+void util_opt_defaults(const util_opt *opts);
+void util_opt_free(const util_opt *opts);
+/* One setting from its text; 0, or -EINVAL / -ERANGE with a sentence in |err|. */
+int util_opt_set(const util_opt *o, const char *value, char *err, size_t errlen);
+/* 'key = value' lines, '#' comments. */
+int util_opt_load_file(const util_opt *opts, const char *path, char *err, size_t errlen);
+/* --config FILE first, then every --key value of argv on top of it. */
+int util_opt_parse(const util_opt *opts, int argc, char **argv, char *err, size_t errlen);
+void util_opt_usage(const util_opt *opts, FILE *f);
+json_object *util_opt_json(const util_opt *opts);
 
 #endif

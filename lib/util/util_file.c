@@ -91,3 +91,19 @@ int util_read_file(const char *path, char **pdata, size_t *plen)
     *plen = len;
     return 0;
 }
+
+char *util_line_next(char **cursor)
+{
+    char *line = *cursor;
+    if (!line || !*line) {
+        return NULL;
+    }
+    char *nl = strchr(line, '\n');
+    if (nl) {
+        *nl = '\0';
+        *cursor = nl + 1;
+    } else {
+        *cursor = line + strlen(line);
+    }
+    return line;
+}

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: MIT */
+/* The REST API under /api/v1: routing, validation, and the resources the store and the
+ * fabric model answer. Every input is checked before it reaches the store. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_api.h"
+
+#define PREFIX "/api/v1"
+#define PAGE_MAX 1000
+
+static const char *reason(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 503: return "Service Unavailable";
+    default: return status >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+void ctl_api_problem(ctl_resp *r, int status, const char *instance, const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "type", json_object_new_string("about:blank"));
+    json_object_object_add(j, "title", json_object_new_string(reason(status)));
+    json_object_object_add(j, "status", json_object_new_int(status));
+    json_object_object_add(j, "detail", json_object_new_string(detail));
+    json_object_object_add(j, "instance", json_object_new_string(instance));
+    const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+    r->status = status;
+    r->ctype = "application/problem+json";
+    r->len = strlen(s);
+    r->body = util_xstrdup(s);
+    json_object_put(j);
+}
+
+/* |j| (consumed) as the response body. */
+static void send_json(ctl_resp *r, int status, json_object *j)
+{
+    const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+    r->status = status;
+    r->ctype = "application/json";
+    r->len = strlen(s);
+    r->body = util_xstrdup(s);
+    json_object_put(j);
+}
+
+static bool allowed(const ctl_req *q, ctl_resp *r, ctl_role need)
+{
+    if (!q->who) {
+        ctl_api_problem(r, 401, q->path,
+                        "a valid bearer token is needed (Authorization: Bearer TOKEN)");
+        return false;
+    }
+    if (q->who->role < need) {
+        ctl_api_problem(r, 403, q->path, "the %s role of '%s' may not %s %s; it takes %s",
+                        ctl_role_name(q->who->role), q->who->name, q->method, q->path,
+                        ctl_role_name(need));
+        return false;
+    }
+    return true;
+}
+
+/* A whole number query argument in [lo, hi], |def| when absent; false after a problem. */
+static bool arg_uint(const ctl_req *q, ctl_resp *r, const char *name, uint64_t def, uint64_t lo,
+                     uint64_t hi, uint64_t *out)
+{
+    const char *v = q->arg ? q->arg(q->arg_user, name) : NULL;
+    if (!v) {
+        *out = def;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
+        ctl_api_problem(r, 400, q->path,
+                        "query argument '%s' must be a whole number from %" PRIu64 " to %" PRIu64
+                        ", not '%s'",
+                        name, lo, hi, v);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+static const char *tier_name(fab_tier t)
+{
+    return t == FAB_TIER_T0 ? "t0" : "t1";
+}
+
+static json_object *switch_json(const ctl_ctx *c, uint32_t sw, const fab_switch *s)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(s->name));
+    json_object_object_add(j, "plane", json_object_new_int((int)s->plane));
+    json_object_object_add(j, "tier", json_object_new_string(tier_name(s->tier)));
+    json_object_object_add(j, "index", json_object_new_int((int)s->index));
+    json_object_object_add(j, "ports", json_object_new_int((int)s->nports));
+    char usid[8];
+    snprintf(usid, sizeof(usid), "%04x", s->usid);
+    json_object_object_add(j, "usid", json_object_new_string(usid));
+    size_t nroutes = 0;
+    fab_tables_routes(c->tables, sw, &nroutes);
+    json_object_object_add(j, "routes", json_object_new_int64((int64_t)nroutes));
+    return j;
+}
+
+static void get_fabric(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    (void)q;
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(fab_topo_name(c->topo)));
+    json_object_object_add(j, "planes", json_object_new_int((int)fab_topo_planes(c->topo)));
+    json_object_object_add(j, "hosts", json_object_new_int64(fab_topo_nhosts(c->topo)));
+    json_object_object_add(j, "switches", json_object_new_int64(fab_topo_nswitches(c->topo)));
+    json_object_object_add(j, "cables", json_object_new_int64((int64_t)fab_topo_ncables(c->topo)));
+    json_object_object_add(j, "missing_cables",
+                           json_object_new_int64((int64_t)fab_topo_nmissing(c->topo)));
+    json_object_object_add(j, "routes", json_object_new_int64((int64_t)fab_tables_nroutes(c->tables)));
+    json_object *per = json_object_new_array();
+    for (unsigned p = 0; p < fab_topo_planes(c->topo); p++) {
+        json_object *pj = json_object_new_object();
+        json_object_object_add(pj, "plane", json_object_new_int((int)p));
+        json_object_object_add(pj, "t0", json_object_new_int64(fab_topo_nt0(c->topo, p)));
+        json_object_object_add(pj, "t1", json_object_new_int64(fab_topo_nt1(c->topo, p)));
+        json_object_array_add(per, pj);
+    }
+    json_object_object_add(j, "per_plane", per);
+    json_object_object_add(j, "denylist_version", json_object_new_int64(ctl_store_version(c->store)));
+    send_json(r, 200, j);
+}
+
+static void get_switches(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    uint64_t plane, offset, limit;
+    const char *tier = q->arg ? q->arg(q->arg_user, "tier") : NULL;
+    if (!arg_uint(q, r, "plane", UINT32_MAX, 0, fab_topo_planes(c->topo) - 1, &plane) ||
+        !arg_uint(q, r, "offset", 0, 0, UINT32_MAX, &offset) ||
+        !arg_uint(q, r, "limit", 100, 1, PAGE_MAX, &limit)) {
+        return;
+    }
+    if (tier && strcmp(tier, "t0") != 0 && strcmp(tier, "t1") != 0) {
+        ctl_api_problem(r, 400, q->path, "query argument 'tier' must be t0 or t1, not '%s'", tier);
+        return;
+    }
+    json_object *items = json_object_new_array();
+    uint64_t matched = 0;
+    for (uint32_t sw = 0; sw < fab_topo_nswitches(c->topo); sw++) {
+        fab_switch s;
+        if (fab_switch_get(c->topo, sw, &s) != 0 || (plane != UINT32_MAX && s.plane != plane) ||
+            (tier && strcmp(tier, tier_name(s.tier)) != 0)) {
+            continue;
+        }
+        if (matched >= offset && matched < offset + limit) {
+            json_object_array_add(items, switch_json(c, sw, &s));
+        }
+        matched++;
+    }
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "total", json_object_new_int64((int64_t)matched));
+    json_object_object_add(j, "offset", json_object_new_int64((int64_t)offset));
+    json_object_object_add(j, "items", items);
+    send_json(r, 200, j);
+}
+
+typedef struct sink {
+    char *buf;
+    size_t len, cap;
+} sink;
+
+static int sink_put(void *user, const char *data, size_t len)
+{
+    sink *s = user;
+    if (s->len + len + 1 > s->cap) {
+        s->cap = (s->len + len + 1) * 2;
+        s->buf = util_xrealloc(s->buf, s->cap);
+    }
+    memcpy(s->buf + s->len, data, len);
+    s->len += len;
+    s->buf[s->len] = '\0';
+    return 0;
+}
+
+static void get_switch(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *name, bool table)
+{
+    uint32_t sw = fab_switch_find(c->topo, name);
+    fab_switch s;
+    if (sw == FAB_NONE || fab_switch_get(c->topo, sw, &s) != 0) {
+        ctl_api_problem(r, 404, q->path, "no switch is called '%s' in fabric '%s'", name,
+                        fab_topo_name(c->topo));
+        return;
+    }
+    if (!table) {
+        send_json(r, 200, switch_json(c, sw, &s));
+        return;
+    }
+    const char *fname = q->arg ? q->arg(q->arg_user, "format") : NULL;
+    int fmt = fab_format_parse(fname ? fname : "json");
+    if (fmt < 0) {
+        ctl_api_problem(r, 400, q->path,
+                        "query argument 'format' must be json, iproute2, sonic or frr, not '%s'",
+                        fname);
+        return;
+    }
+    sink out = {0};
+    int rv = fab_render_switch(c->topo, c->tables, sw, (fab_format)fmt, sink_put, &out);
+    if (rv != 0) {
+        free(out.buf);
+        ctl_api_problem(r, 500, q->path, "rendering the table of %s failed: %s", name,
+                        fab_strerror(rv));
+        return;
+    }
+    r->status = 200;
+    r->ctype = fmt == FAB_FMT_JSON || fmt == FAB_FMT_SONIC ? "application/json"
+                                                           : "text/plain; charset=utf-8";
+    r->body = out.buf ? out.buf : util_xstrdup("");
+    r->len = out.len;
+}
+
+/* An RFC 3339 UTC time ("2026-11-30T02:00:00Z", optional fraction) in Unix ms; -1 if not:
+ * two digits a field, and a date that exists (not 2026-02-30). */
+static int64_t parse_time(const char *s)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+        if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) {
+            return -1;
+        }
+    }
+    struct tm tm = {0};
+    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+           &tm.tm_min, &tm.tm_sec);
+    const char *p = s + sizeof(shape) - 1;
+    int ms = 0;
+    if (*p == '.') {
+        int k = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, k++) {
+            ms = k < 3 ? ms * 10 + (*p - '0') : ms;
+        }
+        if (k == 0) {
+            return -1;
+        }
+        for (; k < 3; k++) {
+            ms *= 10;
+        }
+    }
+    if (strcmp(p, "Z") != 0) {
+        return -1;
+    }
+    struct tm want = tm;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    struct tm back;
+    if (t < 0 || !gmtime_r(&t, &back) || back.tm_year + 1900 != want.tm_year ||
+        back.tm_mon + 1 != want.tm_mon || back.tm_mday != want.tm_mday ||
+        back.tm_hour != want.tm_hour || back.tm_min != want.tm_min || back.tm_sec != want.tm_sec) {
+        return -1;
+    }
+    return (int64_t)t * 1000 + ms;
+}
+
+/* Whether |element| names a switch, a host port, or a cabled pair of switches "A~B"; the
+ * scope that fits it is checked too. */
+static bool element_ok(const ctl_ctx *c, const char *element, const char *scope, char *why,
+                       size_t whylen)
+{
+    uint32_t host;
+    unsigned port;
+    const char *tilde = strchr(element, '~');
+    if (!tilde) {
+        uint32_t sw = fab_switch_find(c->topo, element);
+        if (sw != FAB_NONE) {
+            if (strcmp(scope, "both") != 0) {
+                snprintf(why, whylen, "a switch is denied whole: scope must be 'both'");
+                return false;
+            }
+            return true;
+        }
+        if (strchr(element, ':') && fab_hostport_parse(c->topo, element, &host, &port) == 0) {
+            return true;
+        }
+        snprintf(why, whylen,
+                 "'%s' is no switch or host port of fabric '%s' (a link is 'SWITCH~SWITCH')",
+                 element, fab_topo_name(c->topo));
+        return false;
+    }
+    char a[96];
+    snprintf(a, sizeof(a), "%.*s", (int)(tilde - element), element);
+    uint32_t sa = fab_switch_find(c->topo, a), sb = fab_switch_find(c->topo, tilde + 1);
+    if (sa == FAB_NONE || sb == FAB_NONE) {
+        snprintf(why, whylen, "'%s' is no switch of fabric '%s'", sa == FAB_NONE ? a : tilde + 1,
+                 fab_topo_name(c->topo));
+        return false;
+    }
+    fab_switch s;
+    fab_switch_get(c->topo, sa, &s);
+    for (unsigned p = 0; p < s.nports; p++) {
+        fab_peer peer;
+        if (fab_switch_peer(c->topo, sa, p, &peer) == 0 && peer.kind == FAB_PEER_SWITCH &&
+            peer.id == sb) {
+            return true;
+        }
+    }
+    snprintf(why, whylen, "no cable joins %s and %s", a, tilde + 1);
+    return false;
+}
+
+/* A string member of at most |max| - 1 bytes, |def| when absent; false with |why| set. */
+static bool member_str(json_object *o, const char *key, const char *def, char *dest, size_t max,
+                       char *why, size_t whylen)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v)) {
+        if (!def) {
+            snprintf(why, whylen, "'%s' is required", key);
+            return false;
+        }
+        snprintf(dest, max, "%s", def);
+        return true;
+    }
+    if (!json_object_is_type(v, json_type_string)) {
+        snprintf(why, whylen, "'%s' must be a string", key);
+        return false;
+    }
+    const char *s = json_object_get_string(v);
+    size_t len = strlen(s);
+    if (len == 0 || len >= max) {
+        snprintf(why, whylen, "'%s' must be 1 to %zu characters", key, max - 1);
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)s[i] < 0x20) {
+            snprintf(why, whylen, "'%s' must not hold control characters", key);
+            return false;
+        }
+    }
+    memcpy(dest, s, len + 1);
+    return true;
+}
+
+/* 0, or the status of the fault (400 malformed, 422 well formed but not of this fabric) with
+ * a sentence in |why|. */
+static int parse_deny(const ctl_ctx *c, const ctl_req *q, ctl_deny *d, char *why, size_t whylen)
+{
+    static const char *const keys[] = {"element", "scope", "reason", "window", NULL};
+    memset(d, 0, sizeof(*d));
+    json_tokener *tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *o = json_tokener_parse_ex(tok, q->body ? q->body : "", (int)q->bodylen);
+    bool whole = json_tokener_get_error(tok) == json_tokener_success &&
+                 json_tokener_get_parse_end(tok) == q->bodylen;
+    json_tokener_free(tok);
+    int status = 400;
+    if (!o || !whole || !json_object_is_type(o, json_type_object)) {
+        snprintf(why, whylen, "the body must be one JSON object");
+        goto out;
+    }
+    json_object_object_foreach(o, key, val)
+    {
+        (void)val;
+        bool known = false;
+        for (const char *const *k = keys; *k; k++) {
+            known |= strcmp(*k, key) == 0;
+        }
+        if (!known) {
+            snprintf(why, whylen, "unknown member '%s' (element, scope, reason, window)", key);
+            goto out;
+        }
+    }
+    if (!member_str(o, "element", NULL, d->element, sizeof(d->element), why, whylen) ||
+        !member_str(o, "scope", "both", d->scope, sizeof(d->scope), why, whylen) ||
+        !member_str(o, "reason", NULL, d->reason, sizeof(d->reason), why, whylen)) {
+        goto out;
+    }
+    if (strcmp(d->scope, "both") != 0 && strcmp(d->scope, "up") != 0 &&
+        strcmp(d->scope, "down") != 0) {
+        snprintf(why, whylen, "'scope' must be both, up or down, not '%s'", d->scope);
+        goto out;
+    }
+    if (!element_ok(c, d->element, d->scope, why, whylen)) {
+        status = 422;
+        goto out;
+    }
+    json_object *w;
+    if (json_object_object_get_ex(o, "window", &w)) {
+        json_object *ws, *we;
+        if (!json_object_is_type(w, json_type_object) ||
+            !json_object_object_get_ex(w, "start", &ws) ||
+            !json_object_object_get_ex(w, "end", &we) ||
+            !json_object_is_type(ws, json_type_string) ||
+            !json_object_is_type(we, json_type_string) || json_object_object_length(w) != 2) {
+            snprintf(why, whylen, "'window' must be {\"start\": TIME, \"end\": TIME}");
+            goto out;
+        }
+        d->start = parse_time(json_object_get_string(ws));
+        d->end = parse_time(json_object_get_string(we));
+        if (d->start < 0 || d->end < 0) {
+            snprintf(why, whylen, "window times must be RFC 3339 UTC, like 2026-11-30T02:00:00Z");
+            goto out;
+        }
+        if (d->end <= d->start) {
+            snprintf(why, whylen, "the window must end after it starts");
+            goto out;
+        }
+    }
+    status = 0;
+out:
+    json_object_put(o);
+    return status;
+}
+
+static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    if (strcmp(q->method, "GET") == 0) {
+        json_object *entries = ctl_store_deny_list(c->store);
+        if (!entries) {
+            ctl_api_problem(r, 503, q->path, "the store could not be read");
+            return;
+        }
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "version", json_object_new_int64(ctl_store_version(c->store)));
+        json_object_object_add(j, "entries", entries);
+        send_json(r, 200, j);
+        return;
+    }
+    if (strcmp(q->method, "POST") != 0) {
+        ctl_api_problem(r, 405, q->path, "%s takes GET or POST", q->path);
+        return;
+    }
+    if (!allowed(q, r, CTL_ROLE_PROBER)) {
+        return;
+    }
+    ctl_deny d;
+    char why[256];
+    int status = parse_deny(c, q, &d, why, sizeof(why));
+    if (status != 0) {
+        ctl_api_problem(r, status, q->path, "%s", why);
+        return;
+    }
+    snprintf(d.author, sizeof(d.author), "%s", q->who->name);
+    snprintf(d.source, sizeof(d.source), "%s",
+             q->who->role == CTL_ROLE_PROBER ? "prober" : "operator");
+    if (ctl_store_deny_add(c->store, &d) != 0) {
+        ctl_api_problem(r, 503, q->path, "the entry could not be committed; nothing was changed");
+        return;
+    }
+    atomic_fetch_add(&c->metrics.denylist_changes, 1);
+    if (c->changed) {
+        c->changed(c->changed_user);
+    }
+    send_json(r, 201, ctl_deny_json(&d, ctl_now_ms()));
+}
+
+static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idtext)
+{
+    char *end;
+    errno = 0;
+    long long id = strtoll(idtext, &end, 10);
+    if (!*idtext || *end || errno || id <= 0) {
+        ctl_api_problem(r, 404, q->path, "'%s' is no denylist entry id", idtext);
+        return;
+    }
+    if (strcmp(q->method, "GET") == 0) {
+        json_object *j = ctl_store_deny_get(c->store, id);
+        if (!j) {
+            ctl_api_problem(r, 404, q->path, "there is no denylist entry %lld", id);
+            return;
+        }
+        send_json(r, 200, j);
+        return;
+    }
+    if (strcmp(q->method, "DELETE") != 0) {
+        ctl_api_problem(r, 405, q->path, "%s takes GET or DELETE", q->path);
+        return;
+    }
+    if (!allowed(q, r, CTL_ROLE_PROBER)) {
+        return;
+    }
+    int rv = ctl_store_deny_del(c->store, id, q->who->name);
+    if (rv == -ENOENT) {
+        ctl_api_problem(r, 404, q->path, "there is no denylist entry %lld", id);
+        return;
+    }
+    if (rv != 0) {
+        ctl_api_problem(r, 503, q->path, "the removal could not be committed; nothing changed");
+        return;
+    }
+    atomic_fetch_add(&c->metrics.denylist_changes, 1);
+    if (c->changed) {
+        c->changed(c->changed_user);
+    }
+    r->status = 204;
+    r->ctype = "application/json";
+    r->body = util_xstrdup("");
+    r->len = 0;
+}
+
+static void get_audit(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    uint64_t after, limit;
+    if (!arg_uint(q, r, "after", 0, 0, INT64_MAX, &after) ||
+        !arg_uint(q, r, "limit", 100, 1, PAGE_MAX, &limit)) {
+        return;
+    }
+    json_object *a = ctl_store_audit(c->store, (int64_t)after, (unsigned)limit);
+    if (!a) {
+        ctl_api_problem(r, 503, q->path, "the store could not be read");
+        return;
+    }
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "records", a);
+    send_json(r, 200, j);
+}
+
+void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    const char *p = q->path;
+    if (strncmp(p, PREFIX "/", sizeof(PREFIX)) != 0) {
+        ctl_api_problem(r, 404, p, "no resource at %s (the API is under " PREFIX ")", p);
+        return;
+    }
+    if (!allowed(q, r, CTL_ROLE_READER)) {
+        return;
+    }
+    const char *rest = p + sizeof(PREFIX);
+    bool get = strcmp(q->method, "GET") == 0;
+    if (strcmp(rest, "denylist") == 0) {
+        denylist(c, q, r);
+    } else if (strncmp(rest, "denylist/", 9) == 0) {
+        deny_one(c, q, r, rest + 9);
+    } else if (!get) {
+        ctl_api_problem(r, 405, p, "%s takes GET only", p);
+    } else if (strcmp(rest, "config") == 0) {
+        send_json(r, 200, util_opt_json(c->opts));
+    } else if (strcmp(rest, "fabric") == 0) {
+        get_fabric(c, q, r);
+    } else if (strcmp(rest, "switches") == 0) {
+        get_switches(c, q, r);
+    } else if (strncmp(rest, "switches/", 9) == 0) {
+        char name[96];
+        const char *slash = strchr(rest + 9, '/');
+        size_t n = slash ? (size_t)(slash - (rest + 9)) : strlen(rest + 9);
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+                 rest + 9);
+        if (slash && strcmp(slash, "/table") != 0) {
+            ctl_api_problem(r, 404, p, "no resource at %s", p);
+        } else {
+            get_switch(c, q, r, name, slash != NULL);
+        }
+    } else if (strcmp(rest, "audit") == 0) {
+        get_audit(c, q, r);
+    } else {
+        ctl_api_problem(r, 404, p, "no resource at %s", p);
+    }
+}
+
+char *ctl_metrics_text(ctl_ctx *c, size_t *plen)
+{
+    sink s = {0};
+    char line[256];
+    static const uint64_t le[] = CTL_LATENCY_BUCKETS;
+    ctl_metrics *m = &c->metrics;
+#define EMIT(...)                                                                                  \
+    do {                                                                                           \
+        int n_ = snprintf(line, sizeof(line), __VA_ARGS__);                                        \
+        sink_put(&s, line, (size_t)n_);                                                            \
+    } while (0)
+    EMIT("# HELP mrcfab_http_requests_total HTTP requests answered, by status class.\n");
+    EMIT("# TYPE mrcfab_http_requests_total counter\n");
+    for (int k = 1; k <= 5; k++) {
+        EMIT("mrcfab_http_requests_total{code=\"%dxx\"} %" PRIuFAST64 "\n", k,
+             atomic_load(&m->requests[k]));
+    }
+    EMIT("# HELP mrcfab_http_request_duration_seconds Time to answer a request.\n");
+    EMIT("# TYPE mrcfab_http_request_duration_seconds histogram\n");
+    for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+        EMIT("mrcfab_http_request_duration_seconds_bucket{le=\"%g\"} %" PRIuFAST64 "\n",
+             (double)le[i] / 1e6, atomic_load(&m->latency_le[i]));
+    }
+    EMIT("mrcfab_http_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIuFAST64 "\n",
+         atomic_load(&m->latency_count));
+    EMIT("mrcfab_http_request_duration_seconds_sum %.6f\n",
+         (double)atomic_load(&m->latency_sum_us) / 1e6);
+    EMIT("mrcfab_http_request_duration_seconds_count %" PRIuFAST64 "\n",
+         atomic_load(&m->latency_count));
+    EMIT("# HELP mrcfab_reports_ingested_total Agent reports and probe results accepted.\n");
+    EMIT("# TYPE mrcfab_reports_ingested_total counter\n");
+    EMIT("mrcfab_reports_ingested_total %" PRIuFAST64 "\n", atomic_load(&m->reports));
+    EMIT("# HELP mrcfab_denylist_changes_total Denylist entries added or removed.\n");
+    EMIT("# TYPE mrcfab_denylist_changes_total counter\n");
+    EMIT("mrcfab_denylist_changes_total %" PRIuFAST64 "\n", atomic_load(&m->denylist_changes));
+    json_object *list = ctl_store_deny_list(c->store);
+    EMIT("# HELP mrcfab_denylist_entries Entries in the denylist.\n");
+    EMIT("# TYPE mrcfab_denylist_entries gauge\n");
+    EMIT("mrcfab_denylist_entries %zu\n", list ? json_object_array_length(list) : 0);
+    json_object_put(list);
+    EMIT("# HELP mrcfab_denylist_version The denylist's version.\n");
+    EMIT("# TYPE mrcfab_denylist_version gauge\n");
+    EMIT("mrcfab_denylist_version %" PRId64 "\n", ctl_store_version(c->store));
+    EMIT("# HELP mrcfab_push_subscribers Agents waiting on the push channel.\n");
+    EMIT("# TYPE mrcfab_push_subscribers gauge\n");
+    EMIT("mrcfab_push_subscribers %" PRIdFAST64 "\n", atomic_load(&m->subscribers));
+#undef EMIT
+    *plen = s.len;
+    return s.buf;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* The REST API's handlers, apart from HTTP: a request in, a status and a body out. The HTTP
+ * layer (ctl_http.c) parses, authenticates and sends; the golden tests call this directly. */
+#ifndef CTL_API_H
+#define CTL_API_H
+
+#include <mrcfab/fabric.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl_auth.h"
+#include "ctl_store.h"
+#include "util.h"
+
+/* What the handlers count, for /metrics. */
+typedef struct ctl_metrics {
+    atomic_uint_fast64_t requests[6]; /* by status class: 1xx..5xx, [0] unused */
+    atomic_uint_fast64_t latency_le[8]; /* cumulative buckets, see CTL_LATENCY_BUCKETS */
+    atomic_uint_fast64_t latency_count, latency_sum_us;
+    atomic_uint_fast64_t denylist_changes, reports;
+    atomic_int_fast64_t subscribers;
+} ctl_metrics;
+
+#define CTL_LATENCY_BUCKETS {100, 500, 1000, 5000, 10000, 50000, 100000, 1000000} /* us */
+
+typedef struct ctl_ctx {
+    const fab_topo *topo;
+    const fab_tables *tables;
+    ctl_store *store;
+    const util_opt *opts;
+    ctl_metrics metrics;
+    /* called after each denylist change is committed (wakes the push channel) */
+    void (*changed)(void *user);
+    void *changed_user;
+} ctl_ctx;
+
+typedef struct ctl_req {
+    const char *method;
+    const char *path; /* without the query */
+    const char *(*arg)(void *user, const char *name); /* a query argument, or NULL */
+    void *arg_user;
+    const char *body;
+    size_t bodylen;
+    const ctl_token *who; /* NULL without a valid token */
+} ctl_req;
+
+typedef struct ctl_resp {
+    int status;
+    const char *ctype;
+    char *body; /* heap */
+    size_t len;
+} ctl_resp;
+
+/* Handles |req| into |resp| (whose body the caller frees). Never fails: a fault is a problem
+ * document (RFC 9457) with its status. */
+void ctl_api_handle(ctl_ctx *ctx, const ctl_req *req, ctl_resp *resp);
+/* A problem document into |resp|. */
+void ctl_api_problem(ctl_resp *resp, int status, const char *instance, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The Prometheus text of the metrics and the store. */
+char *ctl_metrics_text(ctl_ctx *ctx, size_t *plen);
+
+#endif

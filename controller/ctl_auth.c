@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Tokens: loaded once, looked up per request. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_auth.h"
+#include "util.h"
+
+static const char *const roles[] = {"none", "reader", "agent", "prober", "operator", "admin"};
+
+const char *ctl_role_name(ctl_role role)
+{
+    return role <= CTL_ROLE_ADMIN ? roles[role] : "none";
+}
+
+ctl_role ctl_role_parse(const char *name)
+{
+    for (unsigned r = CTL_ROLE_READER; r <= CTL_ROLE_ADMIN; r++) {
+        if (strcmp(name, roles[r]) == 0) {
+            return (ctl_role)r;
+        }
+    }
+    return CTL_ROLE_NONE;
+}
+
+void ctl_auth_free(ctl_auth *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->tokens[i].token);
+        free(a->tokens[i].name);
+    }
+    free(a->tokens);
+    a->tokens = NULL;
+    a->n = 0;
+}
+
+int ctl_auth_load(const char *path, ctl_auth *a, char *err, size_t errlen)
+{
+    char *data;
+    size_t len;
+    a->tokens = NULL;
+    a->n = 0;
+    int rv = util_read_file(path, &data, &len);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-rv));
+        return rv;
+    }
+    unsigned line = 0;
+    char *cursor = data;
+    for (char *l; (l = util_line_next(&cursor)) != NULL;) {
+        line++;
+        char *f[4] = {0};
+        unsigned nf = 0;
+        char *s2 = NULL;
+        for (char *w = strtok_r(l, " \t\r", &s2); w && nf < 4; w = strtok_r(NULL, " \t\r", &s2)) {
+            f[nf++] = w;
+        }
+        if (nf == 0 || f[0][0] == '#') {
+            continue;
+        }
+        ctl_role role = nf >= 2 ? ctl_role_parse(f[1]) : CTL_ROLE_NONE;
+        if (nf != 3 || role == CTL_ROLE_NONE || strlen(f[0]) < 16) {
+            snprintf(err, errlen,
+                     "%s:%u: want 'TOKEN ROLE NAME' with a token of 16 characters or more and "
+                     "a role of reader, agent, prober, operator or admin",
+                     path, line);
+            rv = -EINVAL;
+            break;
+        }
+        for (size_t i = 0; i < a->n; i++) {
+            if (strcmp(a->tokens[i].token, f[0]) == 0) {
+                snprintf(err, errlen, "%s:%u: this token is already given to %s", path, line,
+                         a->tokens[i].name);
+                rv = -EINVAL;
+            }
+        }
+        if (rv != 0) {
+            break;
+        }
+        a->tokens = util_xrealloc(a->tokens, (a->n + 1) * sizeof(*a->tokens));
+        a->tokens[a->n++] =
+            (ctl_token){.token = util_xstrdup(f[0]), .role = role, .name = util_xstrdup(f[2])};
+    }
+    free(data);
+    if (rv == 0 && a->n == 0) {
+        snprintf(err, errlen, "%s: no token", path);
+        rv = -EINVAL;
+    }
+    if (rv != 0) {
+        ctl_auth_free(a);
+    }
+    return rv;
+}
+
+/* Equal strings, in time that depends on the lengths only. */
+static int ct_equal(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+    unsigned char diff = (unsigned char)(la != lb);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < la ? (unsigned char)a[i] : 0, y = i < lb ? (unsigned char)b[i] : 0;
+        diff |= (unsigned char)(x ^ y);
+    }
+    return diff == 0;
+}
+
+const ctl_token *ctl_auth_find(const ctl_auth *a, const char *bearer)
+{
+    const ctl_token *found = NULL;
+    if (!bearer) {
+        return NULL;
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        if (ct_equal(a->tokens[i].token, bearer)) {
+            found = &a->tokens[i];
+        }
+    }
+    return found;
+}

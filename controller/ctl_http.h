@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The controller's HTTP server (libmicrohttpd): authentication, body limits, the API's
+ * handlers, /metrics, and the push channel agents hold open. */
+#ifndef CTL_HTTP_H
+#define CTL_HTTP_H
+
+#include <stddef.h>
+
+#include "ctl_api.h"
+#include "ctl_auth.h"
+
+typedef struct ctl_http ctl_http;
+
+typedef struct ctl_http_cfg {
+    const char *listen; /* ADDR:PORT, [ADDR6]:PORT or :PORT */
+    unsigned threads;   /* the pool that serves requests */
+    size_t max_body;
+    unsigned max_wait_s;     /* longest a push-channel request is held */
+    unsigned max_connections;
+    const char *cert_pem, *key_pem; /* HTTPS when both are given (the PEM text) */
+} ctl_http_cfg;
+
+/* Starts serving |ctx| (its |changed| hook is set to wake the push channel). Returns 0 or a
+ * negative errno with a sentence in |err|. */
+int ctl_http_start(ctl_ctx *ctx, const ctl_auth *auth, const ctl_http_cfg *cfg, ctl_http **ph,
+                   char *err, size_t errlen);
+/* The port it listens on (useful with port 0). */
+unsigned ctl_http_port(const ctl_http *h);
+void ctl_http_stop(ctl_http *h);
+
+#endif

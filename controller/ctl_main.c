@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* mrc-controller: loads the topology, opens the store and serves the REST API until SIGTERM. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_api.h"
+#include "ctl_http.h"
+#include "ctl_window.h"
+#include "util.h"
+
+static struct {
+    char *topology, *db, *listen, *tokens, *cert, *key;
+    uint64_t threads, max_body, max_wait, max_connections;
+} o;
+
+static const util_opt opts[] = {
+    {"topology", UTIL_OPT_STR, NULL, 0, 0, &o.topology, "topology file (required)", false},
+    {"db", UTIL_OPT_STR, NULL, 0, 0, &o.db, "SQLite database, created if missing (required)", false},
+    {"listen", UTIL_OPT_STR, "127.0.0.1:8080", 0, 0, &o.listen, "ADDR:PORT to serve on", false},
+    {"tokens", UTIL_OPT_STR, NULL, 0, 0, &o.tokens, "file of 'TOKEN ROLE NAME' lines (required)", false},
+    {"cert", UTIL_OPT_STR, NULL, 0, 0, &o.cert, "PEM certificate: serve HTTPS (with --key)", false},
+    {"key", UTIL_OPT_STR, NULL, 0, 0, &o.key, "PEM private key of --cert", true},
+    {"threads", UTIL_OPT_UINT, "4", 1, 64, &o.threads, "threads serving requests", false},
+    {"max_body", UTIL_OPT_UINT, "65536", 1024, 16777216, &o.max_body, "largest request body, bytes", false},
+    {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
+    {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mrc-controller --topology FILE --db PATH --tokens FILE [--listen ADDR:PORT]\n"
+               "                      [--config FILE] [options]\n\noptions (also 'key = value' "
+               "lines of --config):\n");
+    util_opt_usage(opts, f);
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    int status = 1;
+    fab_topo *topo = NULL;
+    fab_tables *tables = NULL;
+    ctl_store *store = NULL;
+    ctl_auth auth = {0};
+    ctl_http *http = NULL;
+    ctl_window *window = NULL;
+    char *cert = NULL, *key = NULL;
+    ctl_ctx *ctx = util_xcalloc(1, sizeof(*ctx));
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    util_log_init("mrc-controller", stderr);
+    util_opt_defaults(opts);
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        status = 0;
+        goto out;
+    }
+    if (util_opt_parse(opts, argc, argv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "mrc-controller: %s\n", err);
+        usage(stderr);
+        status = 2;
+        goto out;
+    }
+    if (!o.topology || !o.db || !o.tokens || (!o.cert != !o.key)) {
+        fprintf(stderr, "mrc-controller: %s\n",
+                !o.topology ? "--topology is required"
+                : !o.db     ? "--db is required"
+                : !o.tokens ? "--tokens is required"
+                            : "--cert and --key go together");
+        status = 2;
+        goto out;
+    }
+    /* the signals are waited for here, so every thread started below blocks them */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    fab_error ferr;
+    int rv = fab_topo_load_file(o.topology, &topo, &ferr);
+    if (rv != 0) {
+        util_log(UTIL_LOG_ERR, "%s: %s", o.topology, ferr.msg);
+        goto out;
+    }
+    if ((rv = fab_tables_compute(topo, &tables)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s: computing the tables: %s", o.topology, fab_strerror(rv));
+        goto out;
+    }
+    if (ctl_auth_load(o.tokens, &auth, err, sizeof(err)) != 0 ||
+        ctl_store_open(o.db, &store, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s", err);
+        goto out;
+    }
+    if (o.cert && (util_read_file(o.cert, &cert, &(size_t){0}) != 0 ||
+                   util_read_file(o.key, &key, &(size_t){0}) != 0)) {
+        util_log(UTIL_LOG_ERR, "cannot read %s or %s", o.cert, o.key);
+        goto out;
+    }
+    ctx->topo = topo;
+    ctx->tables = tables;
+    ctx->store = store;
+    ctx->opts = opts;
+    ctl_http_cfg hc = {.listen = o.listen,
+                       .threads = (unsigned)o.threads,
+                       .max_body = o.max_body,
+                       .max_wait_s = (unsigned)o.max_wait,
+                       .max_connections = (unsigned)o.max_connections,
+                       .cert_pem = cert,
+                       .key_pem = key};
+    if (ctl_http_start(ctx, &auth, &hc, &http, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s", err);
+        goto out;
+    }
+    window = ctl_window_start(ctx);
+    util_log(UTIL_LOG_NOTICE,
+             "serving %s (%u hosts, %u switches, denylist version %lld) on %s port %u (%s) "
+             "after %.2f s",
+             fab_topo_name(topo), fab_topo_nhosts(topo), fab_topo_nswitches(topo),
+             (long long)ctl_store_version(store), o.listen, ctl_http_port(http),
+             cert ? "https" : "http", since(&t0));
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    util_log(UTIL_LOG_NOTICE, "%s: stopping", strsignal(sig));
+    status = 0;
+out:
+    ctl_window_stop(window);
+    ctl_http_stop(http);
+    ctl_store_close(store);
+    ctl_auth_free(&auth);
+    fab_tables_free(tables);
+    fab_topo_free(topo);
+    free(cert);
+    free(key);
+    free(ctx);
+    util_opt_free(opts);
+    return status;
+}

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/* The controller's SQLite store. One connection behind a mutex: the controller's writes are
+ * few and each is one short transaction; WAL lets them commit without blocking on readers,
+ * and synchronous=FULL makes a commit survive a crash of the machine, not only of the
+ * process, before the client hears of it. */
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_store.h"
+#include "util.h"
+
+struct ctl_store {
+    sqlite3 *db;
+    pthread_mutex_t lock;
+};
+
+static const char *const schema =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta VALUES ('version', 0);"
+    "INSERT OR IGNORE INTO meta VALUES ('window_tick', 0);"
+    "CREATE TABLE IF NOT EXISTS denylist ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, element TEXT NOT NULL, scope TEXT NOT NULL,"
+    " reason TEXT NOT NULL, source TEXT NOT NULL, author TEXT NOT NULL,"
+    " created INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS audit ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, actor TEXT NOT NULL,"
+    " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);";
+
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ctl_time_str(int64_t ms, char *dest, size_t destlen)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    char base[32];
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(dest, destlen, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen)
+{
+    ctl_store *s = util_xcalloc(1, sizeof(*s));
+    char *msg = NULL;
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(s->db, 5000);
+        rc = sqlite3_exec(s->db,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                          "PRAGMA foreign_keys=ON;",
+                          NULL, NULL, &msg);
+    }
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
+    }
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        sqlite3_close(s->db);
+        free(s);
+        return -EIO;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    *pstore = s;
+    return 0;
+}
+
+void ctl_store_close(ctl_store *s)
+{
+    if (s) {
+        sqlite3_close(s->db);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+    }
+}
+
+static int exec(ctl_store *s, const char *sql)
+{
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int audit(ctl_store *s, const char *actor, const char *action, int64_t entry,
+                 const char *detail)
+{
+    sqlite3_stmt *st;
+    int rv = -EIO;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO audit (time, actor, action, entry, detail) "
+                           "VALUES (?, ?, ?, ?, ?)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, ctl_now_ms());
+        sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, entry);
+        sqlite3_bind_text(st, 5, detail, -1, SQLITE_STATIC);
+        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}
+
+static int bump(ctl_store *s)
+{
+    return exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'version'");
+}
+
+json_object *ctl_deny_json(const ctl_deny *d, int64_t now)
+{
+    char t[40];
+    json_object *j = json_object_new_object();
+    bool active = !(d->start || d->end) || (d->start <= now && now < d->end);
+    json_object_object_add(j, "id", json_object_new_int64(d->id));
+    json_object_object_add(j, "element", json_object_new_string(d->element));
+    json_object_object_add(j, "scope", json_object_new_string(d->scope));
+    json_object_object_add(j, "reason", json_object_new_string(d->reason));
+    json_object_object_add(j, "source", json_object_new_string(d->source));
+    json_object_object_add(j, "author", json_object_new_string(d->author));
+    ctl_time_str(d->created, t, sizeof(t));
+    json_object_object_add(j, "created", json_object_new_string(t));
+    if (d->start || d->end) {
+        json_object *w = json_object_new_object();
+        ctl_time_str(d->start, t, sizeof(t));
+        json_object_object_add(w, "start", json_object_new_string(t));
+        ctl_time_str(d->end, t, sizeof(t));
+        json_object_object_add(w, "end", json_object_new_string(t));
+        json_object_object_add(j, "window", w);
+    }
+    json_object_object_add(j, "active", json_object_new_boolean(active));
+    return j;
+}
+
+int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
+{
+    sqlite3_stmt *st = NULL;
+    int rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    d->created = ctl_now_ms();
+    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+        goto out;
+    }
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO denylist (element, scope, reason, source, author, "
+                           "created, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        goto rollback;
+    }
+    sqlite3_bind_text(st, 1, d->element, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, d->scope, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, d->reason, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, d->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, d->author, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, d->created);
+    sqlite3_bind_int64(st, 7, d->start);
+    sqlite3_bind_int64(st, 8, d->end);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        goto rollback;
+    }
+    d->id = sqlite3_last_insert_rowid(s->db);
+    json_object *j = ctl_deny_json(d, d->created);
+    int a = audit(s, d->author, "add", d->id, json_object_to_json_string(j));
+    json_object_put(j);
+    if (a != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
+        goto rollback;
+    }
+    rv = 0;
+    goto out;
+rollback:
+    exec(s, "ROLLBACK");
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
+}
+
+int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
+{
+    sqlite3_stmt *st = NULL;
+    int rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+        goto out;
+    }
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM denylist WHERE id = ?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        goto rollback;
+    }
+    if (sqlite3_changes(s->db) == 0) {
+        rv = -ENOENT;
+        goto rollback;
+    }
+    if (audit(s, actor, "remove", id, "{}") != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
+        rv = -EIO;
+        goto rollback;
+    }
+    rv = 0;
+    goto out;
+rollback:
+    exec(s, "ROLLBACK");
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
+}
+
+static void row_deny(sqlite3_stmt *st, ctl_deny *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->id = sqlite3_column_int64(st, 0);
+    snprintf(d->element, sizeof(d->element), "%s", (const char *)sqlite3_column_text(st, 1));
+    snprintf(d->scope, sizeof(d->scope), "%s", (const char *)sqlite3_column_text(st, 2));
+    snprintf(d->reason, sizeof(d->reason), "%s", (const char *)sqlite3_column_text(st, 3));
+    snprintf(d->source, sizeof(d->source), "%s", (const char *)sqlite3_column_text(st, 4));
+    snprintf(d->author, sizeof(d->author), "%s", (const char *)sqlite3_column_text(st, 5));
+    d->created = sqlite3_column_int64(st, 6);
+    d->start = sqlite3_column_int64(st, 7);
+    d->end = sqlite3_column_int64(st, 8);
+}
+
+static json_object *deny_query(ctl_store *s, int64_t id)
+{
+    int64_t now = ctl_now_ms();
+    sqlite3_stmt *st;
+    json_object *out = NULL;
+    const char *sql = id ? "SELECT id, element, scope, reason, source, author, created, start, "
+                           "end FROM denylist WHERE id = ?"
+                         : "SELECT id, element, scope, reason, source, author, created, start, "
+                           "end FROM denylist ORDER BY id";
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (id) {
+            sqlite3_bind_int64(st, 1, id);
+        }
+        out = json_object_new_array();
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            ctl_deny d;
+            row_deny(st, &d);
+            json_object_array_add(out, ctl_deny_json(&d, now));
+        }
+        if (rc != SQLITE_DONE) {
+            json_object_put(out);
+            out = NULL;
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_object *ctl_store_deny_list(ctl_store *s)
+{
+    return deny_query(s, 0);
+}
+
+json_object *ctl_store_deny_get(ctl_store *s, int64_t id)
+{
+    if (id <= 0) {
+        return NULL; /* ids start at 1; 0 asks deny_query for them all */
+    }
+    json_object *a = deny_query(s, id);
+    json_object *one = NULL;
+    if (a && json_object_array_length(a) == 1) {
+        one = json_object_get(json_object_array_get_idx(a, 0));
+    }
+    json_object_put(a);
+    return one;
+}
+
+int64_t ctl_store_version(ctl_store *s)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'version'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
+{
+    sqlite3_stmt *st;
+    json_object *out = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, time, actor, action, entry, detail FROM audit "
+                           "WHERE id > ? ORDER BY id LIMIT ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, after);
+        sqlite3_bind_int64(st, 2, limit);
+        out = json_object_new_array();
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            char t[40];
+            json_object *r = json_object_new_object();
+            json_object_object_add(r, "id", json_object_new_int64(sqlite3_column_int64(st, 0)));
+            ctl_time_str(sqlite3_column_int64(st, 1), t, sizeof(t));
+            json_object_object_add(r, "time", json_object_new_string(t));
+            json_object_object_add(
+                r, "actor", json_object_new_string((const char *)sqlite3_column_text(st, 2)));
+            json_object_object_add(
+                r, "action", json_object_new_string((const char *)sqlite3_column_text(st, 3)));
+            json_object_object_add(r, "entry",
+                                   json_object_new_int64(sqlite3_column_int64(st, 4)));
+            json_object *detail =
+                json_tokener_parse((const char *)sqlite3_column_text(st, 5));
+            json_object_object_add(r, "detail", detail);
+            json_object_array_add(out, r);
+        }
+        if (rc != SQLITE_DONE) {
+            json_object_put(out);
+            out = NULL;
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int ctl_store_window_tick(ctl_store *s, int64_t now)
+{
+    sqlite3_stmt *st = NULL, *up = NULL;
+    int n = 0, rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+        goto out;
+    }
+    /* from the last tick, kept in the store: a restart neither misses a boundary that passed
+     * while the controller was down nor records one twice */
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, start > t AND start <= ?1 FROM denylist, "
+                           "(SELECT value AS t FROM meta WHERE key = 'window_tick') WHERE "
+                           "(start > t AND start <= ?1) OR (end > t AND end <= ?1) ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, now);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bool starts = sqlite3_column_int(st, 1) != 0;
+        if (audit(s, "controller", starts ? "window start" : "window end",
+                  sqlite3_column_int64(st, 0), "{}") != 0) {
+            goto rollback;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE ||
+        sqlite3_prepare_v2(s->db, "UPDATE meta SET value = ? WHERE key = 'window_tick'", -1, &up,
+                           NULL) != SQLITE_OK) {
+        goto rollback;
+    }
+    sqlite3_bind_int64(up, 1, now);
+    if (sqlite3_step(up) != SQLITE_DONE || (n && bump(s) != 0) || exec(s, "COMMIT") != 0) {
+        goto rollback;
+    }
+    rv = n;
+    goto out;
+rollback:
+    exec(s, "ROLLBACK");
+out:
+    sqlite3_finalize(st);
+    sqlite3_finalize(up);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
+}
+
+int64_t ctl_store_next_boundary(ctl_store *s, int64_t now)
+{
+    sqlite3_stmt *st;
+    int64_t next = 0;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT MIN(CASE WHEN start > ?1 THEN start ELSE end END) FROM "
+                           "denylist WHERE start > ?1 OR end > ?1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, now);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            next = sqlite3_column_int64(st, 0);
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return next;
+}

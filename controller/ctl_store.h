@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The controller's state in SQLite (WAL): the denylist, its version and its audit log. Every
+ * change is one transaction; a function that returns 0 has committed it. */
+#ifndef CTL_STORE_H
+#define CTL_STORE_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ctl_store ctl_store;
+
+/* One denylist entry. Times are Unix milliseconds; start and end 0 when not given. */
+typedef struct ctl_deny {
+    int64_t id;
+    char element[96];
+    char scope[16];  /* "both", "up" or "down": the whole element or one direction */
+    char reason[256];
+    char source[16]; /* "operator", "prober" or "agent" */
+    char author[64];
+    int64_t created, start, end;
+} ctl_deny;
+
+/* Opens (creating if needed) the database at |path|. Returns 0 or a negative errno with a
+ * sentence in |err|. */
+int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen);
+void ctl_store_close(ctl_store *store);
+
+/* Adds |d| (its id and created are set) and bumps the version. 0 or -EIO. */
+int ctl_store_deny_add(ctl_store *store, ctl_deny *d);
+/* Removes entry |id|; 0, -ENOENT or -EIO. */
+int ctl_store_deny_del(ctl_store *store, int64_t id, const char *actor);
+/* The entries as a JSON array (a new reference), oldest first; NULL on a store error. */
+json_object *ctl_store_deny_list(ctl_store *store);
+/* One entry as JSON, or NULL when there is none. */
+json_object *ctl_store_deny_get(ctl_store *store, int64_t id);
+int64_t ctl_store_version(ctl_store *store);
+/* Audit records after id |after|, at most |limit|, as a JSON array; NULL on a store error. */
+json_object *ctl_store_audit(ctl_store *store, int64_t after, unsigned limit);
+
+/* Maintenance windows: records a 'window start' or 'window end' audit record for each entry
+ * whose window starts or ends after the last tick and by |now|, bumps the version once if
+ * there was any, and keeps |now| as the last tick; returns how many, or -EIO. */
+int ctl_store_window_tick(ctl_store *store, int64_t now);
+/* The next window start or end after |now|, 0 if none. */
+int64_t ctl_store_next_boundary(ctl_store *store, int64_t now);
+
+/* |d| as JSON; "active" is whether it applies at |now| (no window, or inside it). */
+json_object *ctl_deny_json(const ctl_deny *d, int64_t now);
+/* RFC 3339 UTC with milliseconds. */
+void ctl_time_str(int64_t ms, char *dest, size_t destlen);
+int64_t ctl_now_ms(void);
+
+#endif

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the tokens file and the token lookup: every role parses, comments and blank
+ * lines are skipped, each bad line is refused with its file and line (and nothing is loaded),
+ * and a lookup finds a token only by its exact, whole text. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_auth.h"
+
+static char dir[256];
+
+static void setup_once(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/ctl_auth_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+}
+
+static void teardown_once(void)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[512];
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            unlink(p);
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Writes |text| to a file of the test's directory; its path into |path|. */
+static void write_file(const char *name, const char *text, char *path, size_t pathlen)
+{
+    snprintf(path, pathlen, "%s/%s-%ld", dir, name, (long)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fputs(text, f) >= 0, 1);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+#define GOOD                                                                                       \
+    "# mrc-controller tokens: TOKEN ROLE NAME\n"                                                   \
+    "\n"                                                                                           \
+    "rd-0123456789abcdef   reader   grafana\n"                                                     \
+    "   # an indented comment\n"                                                                   \
+    "ag-0123456789abcdef\tagent\th3\n"                                                             \
+    "pr-0123456789abcdef prober probe-1\r\n"                                                       \
+    "\n"                                                                                           \
+    "\n"                                                                                           \
+    "op-0123456789abcdef operator olga\n"                                                          \
+    "ad-0123456789abcdef admin ada"
+
+/* Every role parses, in file order, with its name; comments, blank lines, tabs and a CRLF
+ * line are no tokens; the last line needs no newline. */
+START_TEST(test_ctl_auth_load)
+{
+    char path[512], err[512] = "";
+    write_file("good", GOOD, path, sizeof(path));
+    ctl_auth a;
+    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    static const struct {
+        const char *token;
+        ctl_role role;
+        const char *name;
+    } want[] = {{"rd-0123456789abcdef", CTL_ROLE_READER, "grafana"},
+                {"ag-0123456789abcdef", CTL_ROLE_AGENT, "h3"},
+                {"pr-0123456789abcdef", CTL_ROLE_PROBER, "probe-1"},
+                {"op-0123456789abcdef", CTL_ROLE_OPERATOR, "olga"},
+                {"ad-0123456789abcdef", CTL_ROLE_ADMIN, "ada"}};
+    ck_assert_uint_eq(a.n, 5);
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_str_eq(a.tokens[i].token, want[i].token);
+        ck_assert_int_eq(a.tokens[i].role, want[i].role);
+        ck_assert_str_eq(a.tokens[i].name, want[i].name);
+        ck_assert_ptr_eq(ctl_auth_find(&a, want[i].token), &a.tokens[i]);
+    }
+    ctl_auth_free(&a);
+    ck_assert_uint_eq(a.n, 0);
+    ck_assert_ptr_null(a.tokens);
+}
+END_TEST
+
+/* Role names both ways, ordered reader < agent < prober < operator < admin; only the exact
+ * lower-case names parse ("none" is no role one can be given). */
+START_TEST(test_ctl_auth_roles)
+{
+    static const char *const names[] = {"none", "reader", "agent", "prober", "operator", "admin"};
+    for (int r = CTL_ROLE_NONE; r <= CTL_ROLE_ADMIN; r++) {
+        ck_assert_str_eq(ctl_role_name((ctl_role)r), names[r]);
+        ck_assert_int_eq(ctl_role_parse(names[r]), r == CTL_ROLE_NONE ? CTL_ROLE_NONE : r);
+    }
+    ck_assert(CTL_ROLE_READER < CTL_ROLE_AGENT && CTL_ROLE_AGENT < CTL_ROLE_PROBER &&
+              CTL_ROLE_PROBER < CTL_ROLE_OPERATOR && CTL_ROLE_OPERATOR < CTL_ROLE_ADMIN);
+    ck_assert_int_eq(ctl_role_parse("Admin"), CTL_ROLE_NONE);
+    ck_assert_int_eq(ctl_role_parse("admin "), CTL_ROLE_NONE);
+    ck_assert_int_eq(ctl_role_parse(""), CTL_ROLE_NONE);
+    ck_assert_str_eq(ctl_role_name((ctl_role)42), "none");
+}
+END_TEST
+
+/* A bad line refuses the whole file with "FILE:LINE:" and no tokens loaded: an unknown role,
+ * a missing name, a fourth field, a token under 16 characters, a token given twice (the
+ * message names its first owner). 16 characters is enough. */
+START_TEST(test_ctl_auth_bad_lines)
+{
+    static const struct {
+        const char *text;
+        unsigned line;
+        const char *needle;
+    } bad[] = {
+        {"rd-0123456789abcdef superuser root\n", 1, "role"},
+        {"# c\nrd-0123456789abcdef reader\n", 2, "NAME"},
+        {"rd-0123456789abcdef reader rita extra\n", 1, "NAME"},
+        {"rd-0123456789abcdef\n", 1, "NAME"},
+        {"rd-0123456789abcdef reader rita\n0123456789abcde admin ada\n", 2, "16"},
+        {"rd-0123456789abcdef reader rita\n# c\nrd-0123456789abcdef admin ada\n", 3, "rita"},
+        {"rd-0123456789abcdef reader rita\nrd-0123456789abcdef reader rita\n", 2, "rita"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[512], err[512] = "", prefix[600];
+        write_file("bad", bad[i].text, path, sizeof(path));
+        ctl_auth a = {NULL, 0};
+        int rv = ctl_auth_load(path, &a, err, sizeof(err));
+        ck_assert_msg(rv == -EINVAL, "case %zu: %d", i, rv);
+        snprintf(prefix, sizeof(prefix), "%s:%u: ", path, bad[i].line);
+        ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "case %zu: '%s', want '%s...'", i,
+                      err, prefix);
+        ck_assert_msg(strstr(err, bad[i].needle), "case %zu: '%s' lacks '%s'", i, err,
+                      bad[i].needle);
+        ck_assert_uint_eq(a.n, 0);
+        ck_assert_ptr_null(a.tokens);
+    }
+    char path[512], err[512] = "";
+    write_file("sixteen", "0123456789abcdef reader rita\n", path, sizeof(path));
+    ctl_auth a;
+    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(a.n, 1);
+    ctl_auth_free(&a);
+}
+END_TEST
+
+/* The line in "FILE:LINE:" is the line of the file an editor shows, blank lines counted. */
+START_TEST(test_ctl_auth_line_counts_blank_lines)
+{
+    char path[512], err[512] = "", prefix[600];
+    write_file("blank", "rd-0123456789abcdef reader rita\n\n\nbad line\n", path, sizeof(path));
+    ctl_auth a;
+    ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -EINVAL);
+    snprintf(prefix, sizeof(prefix), "%s:4: ", path);
+    ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "'%s', want '%s...'", err, prefix);
+}
+END_TEST
+
+/* A file with no token (empty, or only comments and blank lines) is refused: a controller
+ * nobody can use is a mistake; so is a file that is not there. */
+START_TEST(test_ctl_auth_empty)
+{
+    static const char *const texts[] = {"", "\n\n", "# only\n   # comments\n\t\n"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512], err[512] = "";
+        write_file("empty", texts[i], path, sizeof(path));
+        ctl_auth a;
+        ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -EINVAL);
+        ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, "no token"), "'%s'",
+                      err);
+        ck_assert_uint_eq(a.n, 0);
+    }
+    char path[512], err[512] = "";
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    ctl_auth a;
+    ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -ENOENT);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "'%s'", err);
+}
+END_TEST
+
+/* Only the exact, whole token is found: not a prefix, not the token with more after it, not
+ * another case, not the empty string, not NULL. */
+START_TEST(test_ctl_auth_find_exact)
+{
+    char path[512], err[512] = "";
+    write_file("find", GOOD, path, sizeof(path));
+    ctl_auth a;
+    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    const ctl_token *t = ctl_auth_find(&a, "op-0123456789abcdef");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->role, CTL_ROLE_OPERATOR);
+    ck_assert_str_eq(t->name, "olga");
+    static const char *const misses[] = {"op-0123456789abcde",
+                                         "op-0123456789abcdef0",
+                                         "op-0123456789abcdef ",
+                                         "OP-0123456789ABCDEF",
+                                         "op-0123456789abcdeF",
+                                         "o",
+                                         "",
+                                         "olga",
+                                         "operator",
+                                         "op-0123456789abcdefad-0123456789abcdef"};
+    for (size_t i = 0; i < sizeof(misses) / sizeof(misses[0]); i++) {
+        ck_assert_msg(ctl_auth_find(&a, misses[i]) == NULL, "'%s' found", misses[i]);
+    }
+    ck_assert_ptr_null(ctl_auth_find(&a, NULL));
+    ctl_auth_free(&a);
+    ctl_auth none = {NULL, 0};
+    ck_assert_ptr_null(ctl_auth_find(&none, "op-0123456789abcdef"));
+}
+END_TEST
+
+Suite *ctl_auth_suite(void)
+{
+    Suite *s = suite_create("auth");
+    TCase *tc = tcase_create("auth");
+    tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
+    tcase_add_test(tc, test_ctl_auth_load);
+    tcase_add_test(tc, test_ctl_auth_roles);
+    tcase_add_test(tc, test_ctl_auth_bad_lines);
+    tcase_add_test(tc, test_ctl_auth_line_counts_blank_lines);
+    tcase_add_test(tc, test_ctl_auth_empty);
+    tcase_add_test(tc, test_ctl_auth_find_exact);
+    suite_add_tcase(s, tc);
+    return s;
+}
