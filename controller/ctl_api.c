@@ -19,6 +19,7 @@ static const char *reason(int status)
     switch (status) {
     case 200: return "OK";
     case 201: return "Created";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
@@ -361,21 +362,32 @@ static bool member_str(json_object *o, const char *key, const char *def, char *d
     return true;
 }
 
-/* 0, or the status of the fault (400 malformed, 422 well formed but not of this fabric) with
- * a sentence in |why|. */
-static int parse_deny(const ctl_ctx *c, const ctl_req *q, ctl_deny *d, char *why, size_t whylen)
+/* The body as one strict JSON document (a new reference), or NULL with a sentence. */
+static json_object *body_json(const ctl_req *q, char *why, size_t whylen)
 {
-    static const char *const keys[] = {"element", "scope", "reason", "window", NULL};
-    memset(d, 0, sizeof(*d));
     json_tokener *tok = json_tokener_new();
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     json_object *o = json_tokener_parse_ex(tok, q->body ? q->body : "", (int)q->bodylen);
     bool whole = json_tokener_get_error(tok) == json_tokener_success &&
                  json_tokener_get_parse_end(tok) == q->bodylen;
     json_tokener_free(tok);
-    int status = 400;
     if (!o || !whole || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
         snprintf(why, whylen, "the body must be one JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+/* 0, or the status of the fault (400 malformed, 422 well formed but not of this fabric) with
+ * a sentence in |why|. */
+static int parse_deny(const ctl_ctx *c, const ctl_req *q, ctl_deny *d, char *why, size_t whylen)
+{
+    static const char *const keys[] = {"element", "scope", "reason", "window", NULL};
+    memset(d, 0, sizeof(*d));
+    int status = 400;
+    json_object *o = body_json(q, why, whylen);
+    if (!o) {
         goto out;
     }
     json_object_object_foreach(o, key, val)
@@ -535,6 +547,74 @@ static void get_audit(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     send_json(r, 200, j);
 }
 
+/* POST /api/v1/reports (an agent's) or /api/v1/probes (a prober's): evidence for the health
+ * engine, counted only when the whole of it is good. */
+static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes)
+{
+    if (strcmp(q->method, "POST") != 0) {
+        ctl_api_problem(r, 405, q->path, "%s takes POST only", q->path);
+        return;
+    }
+    if (!allowed(q, r, probes ? CTL_ROLE_PROBER : CTL_ROLE_AGENT)) {
+        return;
+    }
+    char why[256];
+    json_object *o = body_json(q, why, sizeof(why));
+    int status = o ? (probes ? ctl_health_probes : ctl_health_report)(
+                         c->health, o, q->who->name, ctl_now_ms(), why, sizeof(why))
+                   : 400;
+    json_object_put(o);
+    if (status) {
+        ctl_api_problem(r, status, q->path, "%s", why);
+        return;
+    }
+    atomic_fetch_add(&c->metrics.reports, 1);
+    send_json(r, 202, json_object_new_object());
+}
+
+static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *what)
+{
+    int64_t now = ctl_now_ms();
+    if (strcmp(what, "path") == 0) {
+        const char *from = q->arg ? q->arg(q->arg_user, "from") : NULL;
+        const char *to = q->arg ? q->arg(q->arg_user, "to") : NULL;
+        uint32_t a = from ? fab_host_find(c->topo, from) : FAB_NONE;
+        uint32_t b = to ? fab_host_find(c->topo, to) : FAB_NONE;
+        if (!from || !to) {
+            ctl_api_problem(r, 400, q->path, "want from=HOST&to=HOST");
+        } else if (a == FAB_NONE || b == FAB_NONE) {
+            ctl_api_problem(r, 404, q->path, "'%s' is no host of fabric '%s'",
+                            a == FAB_NONE ? from : to, fab_topo_name(c->topo));
+        } else {
+            send_json(r, 200, ctl_health_path(c->health, a, b, now));
+        }
+        return;
+    }
+    uint64_t plane;
+    ctl_link_filter f = {.sw = FAB_NONE};
+    const char *sw = q->arg ? q->arg(q->arg_user, "switch") : NULL;
+    f.state = q->arg ? q->arg(q->arg_user, "state") : NULL;
+    if (!arg_uint(q, r, "plane", UINT32_MAX, 0, fab_topo_planes(c->topo) - 1, &plane) ||
+        !arg_uint(q, r, "offset", 0, 0, UINT32_MAX, &f.offset) ||
+        !arg_uint(q, r, "limit", 100, 1, PAGE_MAX, &f.limit)) {
+        return;
+    }
+    f.plane = (unsigned)plane;
+    if (f.state && strcmp(f.state, "ok") != 0 && strcmp(f.state, "degraded") != 0 &&
+        strcmp(f.state, "bad") != 0 && strcmp(f.state, "no_data") != 0) {
+        ctl_api_problem(r, 400, q->path,
+                        "query argument 'state' must be ok, degraded, bad or no_data, not '%s'",
+                        f.state);
+        return;
+    }
+    if (sw && (f.sw = fab_switch_find(c->topo, sw)) == FAB_NONE) {
+        ctl_api_problem(r, 404, q->path, "no switch is called '%s'", sw);
+        return;
+    }
+    send_json(r, 200, strcmp(what, "links") == 0 ? ctl_health_links(c->health, &f, now)
+                                                 : ctl_health_switches(c->health, &f, now));
+}
+
 void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 {
     memset(r, 0, sizeof(*r));
@@ -550,6 +630,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     bool get = strcmp(q->method, "GET") == 0;
     if (strcmp(rest, "denylist") == 0) {
         denylist(c, q, r);
+    } else if (strcmp(rest, "reports") == 0 || strcmp(rest, "probes") == 0) {
+        post_evidence(c, q, r, rest[0] == 'p');
     } else if (strncmp(rest, "denylist/", 9) == 0) {
         deny_one(c, q, r, rest + 9);
     } else if (!get) {
@@ -573,6 +655,9 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         }
     } else if (strcmp(rest, "audit") == 0) {
         get_audit(c, q, r);
+    } else if (strcmp(rest, "health/links") == 0 || strcmp(rest, "health/switches") == 0 ||
+               strcmp(rest, "health/path") == 0) {
+        get_health(c, q, r, rest + 7);
     } else {
         ctl_api_problem(r, 404, p, "no resource at %s", p);
     }

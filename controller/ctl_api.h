@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ctl_auth.h"
+#include "ctl_health.h"
 #include "ctl_store.h"
 #include "util.h"
 
@@ -29,6 +30,7 @@ typedef struct ctl_ctx {
     const fab_topo *topo;
     const fab_tables *tables;
     ctl_store *store;
+    ctl_health *health;
     const util_opt *opts;
     ctl_metrics metrics;
     /* called after each denylist change is committed (wakes the push channel) */

@@ -15,7 +15,7 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key;
-    uint64_t threads, max_body, max_wait, max_connections;
+    uint64_t threads, max_body, max_wait, max_connections, window;
 } o;
 
 static const util_opt opts[] = {
@@ -29,6 +29,7 @@ static const util_opt opts[] = {
     {"max_body", UTIL_OPT_UINT, "65536", 1024, 16777216, &o.max_body, "largest request body, bytes", false},
     {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
     {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
+    {"window", UTIL_OPT_UINT, "60", 2, 86400, &o.window, "seconds of evidence health is judged on", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
 };
 
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
     ctx->topo = topo;
     ctx->tables = tables;
     ctx->store = store;
+    ctx->health = ctl_health_new(topo, o.window * 1000);
     ctx->opts = opts;
     ctl_http_cfg hc = {.listen = o.listen,
                        .threads = (unsigned)o.threads,
@@ -142,6 +144,7 @@ out:
     ctl_http_stop(http);
     ctl_store_close(store);
     ctl_auth_free(&auth);
+    ctl_health_free(ctx->health);
     fab_tables_free(tables);
     fab_topo_free(topo);
     free(cert);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* mrcctl: validate and expand topologies, render and install switch tables, show paths. */
+/* mrcctl: validate and expand topologies, render and install switch tables, show paths, and
+ * keep the controller's denylist. */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #define DEFAULT_TOPOLOGY "/etc/mrcfab/topology.json"
 
 static const char usage[] =
-    "usage: mrcctl [-t FILE] [--json] COMMAND ...\n"
+    "usage: mrcctl [-t FILE] [--controller URL] [--token-file FILE] [--json] COMMAND ...\n"
     "\n"
     "  topo validate [FILE]          check a topology file (exit 2 and the JSON path if bad)\n"
     "  topo expand [FILE] [--out F]  write the explicit form: every switch, host and cable\n"
@@ -25,7 +26,21 @@ static const char usage[] =
     "  path --from HOST:PORT --to HOST:PORT [--ev EV]\n"
     "                                the hops and outer address of each EV\n"
     "\n"
+    "  on the controller (mrc-controller):\n"
+    "  deny ls                       the denylist's entries\n"
+    "  deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME]\n"
+    "                                deny a switch, host port (h3:1) or link (A~B)\n"
+    "  deny rm ID                    remove entry ID\n"
+    "  drain ELEMENT [--reason TEXT] [--from TIME --to TIME]\n"
+    "                                deny ELEMENT with a reason starting 'drain'\n"
+    "  undrain ELEMENT               remove every entry of ELEMENT whose reason starts 'drain'\n"
+    "                                (TIME is RFC 3339 UTC: 2026-12-01T02:00:00Z)\n"
+    "\n"
     "  -t, --topology FILE  topology file (default $MRCFAB_TOPOLOGY, else " DEFAULT_TOPOLOGY ")\n"
+    "  --controller URL     the controller's URL (default $MRCFAB_CONTROLLER, else\n"
+    "                       " MRCCTL_CONTROLLER ")\n"
+    "  --token-file FILE    the bearer token is FILE's first word (default $MRCFAB_TOKEN,\n"
+    "                       else the first word of $MRCFAB_TOKEN_FILE)\n"
     "  --json               machine-readable output (schemas in schemas/mrcctl/)\n"
     "\n"
     "exit status: 0 done, 1 the system failed, 2 bad input\n";
@@ -79,6 +94,12 @@ int mrcctl_common_opt(mrcctl *c, int opt)
     case 't':
         c->topology = optarg;
         return 1;
+    case MRCCTL_OPT_CONTROLLER:
+        c->controller = optarg;
+        return 1;
+    case MRCCTL_OPT_TOKEN_FILE:
+        c->token_file = optarg;
+        return 1;
     default:
         return 0;
     }
@@ -130,6 +151,12 @@ int main(int argc, char **argv)
         rv = mrcctl_routes(&c, argc, argv);
     } else if (strcmp(argv[0], "path") == 0) {
         rv = mrcctl_path(&c, argc, argv);
+    } else if (strcmp(argv[0], "deny") == 0) {
+        rv = mrcctl_deny(&c, argc, argv);
+    } else if (strcmp(argv[0], "drain") == 0) {
+        rv = mrcctl_drain(&c, argc, argv);
+    } else if (strcmp(argv[0], "undrain") == 0) {
+        rv = mrcctl_undrain(&c, argc, argv);
     } else if (strcmp(argv[0], "help") == 0) {
         fputs(usage, stdout);
         rv = MRCCTL_OK;

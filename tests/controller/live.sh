@@ -171,21 +171,25 @@ check '[ "$s" = 401 ]' "the push channel needs a token"
 req admin POST /api/v1/denylist '{"element": "p0-t0-3", "reason": "openapi"}' >/dev/null
 oid=$(json 'd["id"]')
 ops=$(awk '/^  \/[^ ]*:$/ {path = substr($1, 1, length($1) - 1)} /^    (get|post|delete):$/ {print substr($1, 1, length($1) - 1), path}' "$root/schemas/openapi.yaml")
-check '[ "$(echo "$ops" | wc -l)" -ge 11 ]' "the OpenAPI document lists the operations ($(echo "$ops" | wc -l))"
+check '[ "$(echo "$ops" | wc -l)" -ge 16 ]' "the OpenAPI document lists the operations ($(echo "$ops" | wc -l))"
+served=$failures
 while read -r method path; do
     url=${path//\{name\}/p0-t0-0}
     url=${url//\{id\}/$oid}
     case "$method $path" in
     "get /metrics") s=$(curl -s -o /dev/null -w '%{http_code}' "$base$url") want=200 ;;
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;
+    "get /api/v1/health/path") s=$(req reader GET "$url?from=h0&to=h5") want=200 ;;
     "get "*) s=$(req reader GET "$url") want=200 ;;
     "post /api/v1/denylist") s=$(req operator POST "$url" '{"element": "p0-t0-2", "reason": "openapi"}') want=201 ;;
     "delete /api/v1/denylist/{id}") s=$(req operator DELETE "$url") want=204 ;;
+    "post /api/v1/reports") s=$(req agent POST "$url" '{"host": "h0", "evs": [{"peer": "h5", "ev": 0, "sent": 10, "lost": 0}]}') want=202 ;;
+    "post /api/v1/probes") s=$(req prober POST "$url" '{"results": [{"element": "p0-t0-0~p0-t1-1", "scope": "up", "sent": 10, "lost": 0}]}') want=202 ;;
     *) s=none want=described ;;
     esac
     [ "$s" = "$want" ] || fail "the OpenAPI document's $method $path: $s, want $want"
 done <<<"$ops"
-pass "every operation of the OpenAPI document is served"
+check '[ "$failures" = "$served" ]' "every operation of the OpenAPI document is served"
 req admin GET /api/v1/denylist >/dev/null
 pid2=$(json '[e["id"] for e in d["entries"] if e["reason"] == "openapi"][0]')
 req admin DELETE "/api/v1/denylist/$pid2" >/dev/null

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: request bodies and query arguments of the controller's REST API, against
- * the lab fabric and an in-memory store. The first input byte picks the request; the rest is
- * its body (POST) or a query argument's value (GET). */
+/* libFuzzer target: request bodies (denylist entries, agent reports, probe results) and query
+ * arguments of the controller's REST API, against the lab fabric, a health engine and an
+ * in-memory store. The first input byte picks the request; the rest is its body (POST) or a
+ * query argument's value (GET). */
 #include <mrcfab/fabric.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +42,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         die("cannot set up");
     }
     util_opt_defaults(opts);
-    ctx = (ctl_ctx){.topo = topo, .tables = tables, .store = store, .opts = opts};
+    ctx = (ctl_ctx){.topo = topo,
+                    .tables = tables,
+                    .store = store,
+                    .health = ctl_health_new(topo, 60000),
+                    .opts = opts};
     return 0;
 }
 
@@ -68,8 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned pick = data[0] % 8;
     int64_t before = ctl_store_version(ctx.store);
     if (pick < 4) {
+        /* the denylist, an agent's report, probe results */
+        static const char *const posts[] = {"/api/v1/denylist", "/api/v1/denylist",
+                                            "/api/v1/reports", "/api/v1/probes"};
         q.method = "POST";
-        q.path = "/api/v1/denylist";
+        q.path = posts[pick];
         q.body = text;
         q.bodylen = size - 1;
     } else if (pick < 7) {
@@ -88,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int64_t after = ctl_store_version(ctx.store);
     bool changed = after != before;
-    if (changed != (r.status == 201 || r.status == 204)) {
+    if (changed != (r.status == 201 || r.status == 204) && r.status != 202) {
         die("the store changed and the status does not say so, or the reverse");
     }
     if (r.status >= 400) {

@@ -4,13 +4,13 @@
  * response is checked as parsed JSON against the document it must be, problem documents
  * (RFC 9457) member by member, and every rejected change against an untouched store. */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_test.h"
 #include "ctl_api.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
@@ -55,9 +55,7 @@ static void changed(void *user)
 /* Once per test case, in the parent: the fabric and a directory for the stores. */
 static void setup_once(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/ctl_api_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_api");
     fab_error ferr;
     ck_assert_msg(fab_topo_load_file(LAB, &topo, &ferr) == 0, "%s: %s", LAB, ferr.msg);
     ck_assert_int_eq(fab_tables_compute(topo, &tables), 0);
@@ -65,18 +63,7 @@ static void setup_once(void)
 
 static void teardown_once(void)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[512];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(p);
-        }
-    }
-    if (d) {
-        closedir(d);
-    }
-    rmdir(dir);
+    ctl_test_rmdir(dir);
     fab_tables_free(tables);
     fab_topo_free(topo);
 }

@@ -3,38 +3,25 @@
  * lines are skipped, each bad line is refused with its file and line (and nothing is loaded),
  * and a lookup finds a token only by its exact, whole text. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_test.h"
 #include "ctl_auth.h"
 
 static char dir[256];
 
 static void setup_once(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/ctl_auth_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_auth");
 }
 
 static void teardown_once(void)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[512];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(p);
-        }
-    }
-    if (d) {
-        closedir(d);
-    }
-    rmdir(dir);
+    ctl_test_rmdir(dir);
 }
 
 /* Writes |text| to a file of the test's directory; its path into |path|. */

@@ -4,13 +4,13 @@
  * option (and the range); unknown names refused; the JSON report that never shows a secret;
  * the usage text that lists every option. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_test.h"
 #include "util.h"
 
 static struct {
@@ -34,25 +34,12 @@ static char dir[256];
 
 static void setup_once(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/ctl_opt_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_opt");
 }
 
 static void teardown_once(void)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[512];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(p);
-        }
-    }
-    if (d) {
-        closedir(d);
-    }
-    rmdir(dir);
+    ctl_test_rmdir(dir);
 }
 
 static void setup(void)

@@ -4,7 +4,6 @@
  * nothing, every change leaves one audit record, the database is in WAL mode, and a store
  * that cannot be opened says why. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -12,31 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_test.h"
 #include "ctl_store.h"
 
 static char dir[256];
 
 static void setup_once(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/ctl_store_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_store");
 }
 
 static void teardown_once(void)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[512];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(p);
-        }
-    }
-    if (d) {
-        closedir(d);
-    }
-    rmdir(dir);
+    ctl_test_rmdir(dir);
 }
 
 /* A path of its own for each test's database, with no file of a former run behind it. */

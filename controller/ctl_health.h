@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* The health engine: agent reports (per-EV counters between host ports) and probe results
+ * (counters on named elements) become per-direction health of every NIC-T0 and T0-T1 link,
+ * correlated across reporters, and from the links the health of switches. In memory: the
+ * evidence is recent by nature, and a restarted controller learns it again within a report
+ * interval. */
+#ifndef CTL_HEALTH_H
+#define CTL_HEALTH_H
+
+#include <json-c/json.h>
+#include <mrcfab/fabric.h>
+#include <stdint.h>
+
+typedef struct ctl_health ctl_health;
+
+/* Evidence counts within |window_ms| (two half windows, the older one aging out). */
+ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms);
+void ctl_health_free(ctl_health *h);
+
+/* An agent report (schemas/openapi.yaml, AgentReport), from |reporter|. Returns 0, or a
+ * status (400 malformed, 422 naming what is not in the fabric) with a sentence in |why|;
+ * nothing is counted unless the whole report is good. */
+int ctl_health_report(ctl_health *h, json_object *report, const char *reporter, int64_t now_ms,
+                      char *why, size_t whylen);
+/* Probe results (ProbeResults): counters on named links and host ports, from |reporter|. */
+int ctl_health_probes(ctl_health *h, json_object *results, const char *reporter, int64_t now_ms,
+                      char *why, size_t whylen);
+
+/* Filters for the link list; state NULL or "ok", "degraded", "bad", "no_data". */
+typedef struct ctl_link_filter {
+    unsigned plane; /* UINT32_MAX: any */
+    uint32_t sw;    /* FAB_NONE: any */
+    const char *state;
+    uint64_t offset, limit;
+} ctl_link_filter;
+
+/* A page of T0-T1 and NIC-T0 links with their health, as {total, offset, items}. */
+json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);
+/* Switches with the count of their links by state and their own state. */
+json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);
+/* Per EV (plane, T1) between two host ports: the links it crosses and their health. */
+json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now_ms);
+/* How many reports and probe results were accepted. */
+uint64_t ctl_health_ingested(const ctl_health *h);
+
+#endif
