@@ -3,6 +3,7 @@
  * fabric model answer. Every input is checked before it reaches the store. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +11,12 @@
 #include <time.h>
 
 #include "ctl_api.h"
+#include "ctl_element.h"
 
 #define PREFIX "/api/v1"
 #define PAGE_MAX 1000
+
+static pthread_mutex_t deny_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *reason(int status)
 {
@@ -35,6 +39,29 @@ static const char *reason(int status)
     }
 }
 
+/* A problem document (RFC 9457) of |status| saying |detail|; callers may add members. */
+static json_object *problem_obj(int status, const char *instance, const char *detail)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "type", json_object_new_string("about:blank"));
+    json_object_object_add(j, "title", json_object_new_string(reason(status)));
+    json_object_object_add(j, "status", json_object_new_int(status));
+    json_object_object_add(j, "detail", json_object_new_string(detail));
+    json_object_object_add(j, "instance", json_object_new_string(instance));
+    return j;
+}
+
+/* |j| (consumed) as the body, of content type |ctype|. */
+static void send_body(ctl_resp *r, int status, const char *ctype, json_object *j)
+{
+    const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+    r->status = status;
+    r->ctype = ctype;
+    r->len = strlen(s);
+    r->body = util_xstrdup(s);
+    json_object_put(j);
+}
+
 void ctl_api_problem(ctl_resp *r, int status, const char *instance, const char *fmt, ...)
 {
     char detail[512];
@@ -42,29 +69,13 @@ void ctl_api_problem(ctl_resp *r, int status, const char *instance, const char *
     va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "type", json_object_new_string("about:blank"));
-    json_object_object_add(j, "title", json_object_new_string(reason(status)));
-    json_object_object_add(j, "status", json_object_new_int(status));
-    json_object_object_add(j, "detail", json_object_new_string(detail));
-    json_object_object_add(j, "instance", json_object_new_string(instance));
-    const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
-    r->status = status;
-    r->ctype = "application/problem+json";
-    r->len = strlen(s);
-    r->body = util_xstrdup(s);
-    json_object_put(j);
+    send_body(r, status, "application/problem+json", problem_obj(status, instance, detail));
 }
 
 /* |j| (consumed) as the response body. */
 static void send_json(ctl_resp *r, int status, json_object *j)
 {
-    const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
-    r->status = status;
-    r->ctype = "application/json";
-    r->len = strlen(s);
-    r->body = util_xstrdup(s);
-    json_object_put(j);
+    send_body(r, status, "application/json", j);
 }
 
 static bool allowed(const ctl_req *q, ctl_resp *r, ctl_role need)
@@ -103,6 +114,19 @@ static bool arg_uint(const ctl_req *q, ctl_resp *r, const char *name, uint64_t d
         return false;
     }
     *out = x;
+    return true;
+}
+
+/* A boolean query argument (true, false, 1, 0), false when absent; false after a problem. */
+static bool arg_bool(const ctl_req *q, ctl_resp *r, const char *name, bool *out)
+{
+    const char *v = q->arg ? q->arg(q->arg_user, name) : NULL;
+    *out = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+    if (v && !*out && strcmp(v, "false") != 0 && strcmp(v, "0") != 0) {
+        ctl_api_problem(r, 400, q->path, "query argument '%s' must be true or false, not '%s'",
+                        name, v);
+        return false;
+    }
     return true;
 }
 
@@ -283,50 +307,19 @@ static int64_t parse_time(const char *s)
     return (int64_t)t * 1000 + ms;
 }
 
-/* Whether |element| names a switch, a host port, or a cabled pair of switches "A~B"; the
- * scope that fits it is checked too. */
+/* Whether |element| is in the fabric and |scope| fits it. */
 static bool element_ok(const ctl_ctx *c, const char *element, const char *scope, char *why,
                        size_t whylen)
 {
-    uint32_t host;
-    unsigned port;
-    const char *tilde = strchr(element, '~');
-    if (!tilde) {
-        uint32_t sw = fab_switch_find(c->topo, element);
-        if (sw != FAB_NONE) {
-            if (strcmp(scope, "both") != 0) {
-                snprintf(why, whylen, "a switch is denied whole: scope must be 'both'");
-                return false;
-            }
-            return true;
-        }
-        if (strchr(element, ':') && fab_hostport_parse(c->topo, element, &host, &port) == 0) {
-            return true;
-        }
-        snprintf(why, whylen,
-                 "'%s' is no switch or host port of fabric '%s' (a link is 'SWITCH~SWITCH')",
-                 element, fab_topo_name(c->topo));
+    ctl_element el;
+    if (ctl_element_parse(c->topo, element, &el, why, whylen) != 0) {
         return false;
     }
-    char a[96];
-    snprintf(a, sizeof(a), "%.*s", (int)(tilde - element), element);
-    uint32_t sa = fab_switch_find(c->topo, a), sb = fab_switch_find(c->topo, tilde + 1);
-    if (sa == FAB_NONE || sb == FAB_NONE) {
-        snprintf(why, whylen, "'%s' is no switch of fabric '%s'", sa == FAB_NONE ? a : tilde + 1,
-                 fab_topo_name(c->topo));
+    if (el.kind == CTL_EL_SWITCH && strcmp(scope, "both") != 0) {
+        snprintf(why, whylen, "a switch is denied whole: scope must be 'both'");
         return false;
     }
-    fab_switch s;
-    fab_switch_get(c->topo, sa, &s);
-    for (unsigned p = 0; p < s.nports; p++) {
-        fab_peer peer;
-        if (fab_switch_peer(c->topo, sa, p, &peer) == 0 && peer.kind == FAB_PEER_SWITCH &&
-            peer.id == sb) {
-            return true;
-        }
-    }
-    snprintf(why, whylen, "no cable joins %s and %s", a, tilde + 1);
-    return false;
+    return true;
 }
 
 /* A string member of at most |max| - 1 bytes, |def| when absent; false with |why| set. */
@@ -444,6 +437,44 @@ out:
     return status;
 }
 
+/* Whether entry |e| is in force at some time that |d| would be: entries that never meet a
+ * window cannot add up with it. */
+static bool overlaps(const ctl_deny *e, const ctl_deny *d, int64_t now)
+{
+    int64_t from = d->start ? d->start : now, to = d->end ? d->end : INT64_MAX;
+    return !(e->end && e->end <= from) && !(e->start && e->start >= to);
+}
+
+static unsigned scope_dirs(const char *scope)
+{
+    return strcmp(scope, "up") == 0 ? 1 : strcmp(scope, "down") == 0 ? 2 : 3;
+}
+
+/* The blast radius of adding |d| (checked) to the entries it could meet. 0 or -EIO. */
+static int blast(ctl_ctx *c, const ctl_deny *d, ctl_blast_result *res)
+{
+    ctl_deny *all;
+    size_t n, k = 0;
+    if (ctl_store_deny_all(c->store, &all, &n) != 0) {
+        return -EIO;
+    }
+    ctl_blast_entry *v = util_xcalloc(n + 1, sizeof(*v)), add = {.dirs = scope_dirs(d->scope)};
+    int64_t now = ctl_now_ms();
+    char why[256];
+    for (size_t i = 0; i < n; i++) {
+        /* an entry the fabric no longer has (a new topology) denies nothing */
+        if (overlaps(&all[i], d, now) &&
+            ctl_element_parse(c->topo, all[i].element, &v[k].el, why, sizeof(why)) == 0) {
+            v[k++].dirs = scope_dirs(all[i].scope);
+        }
+    }
+    ctl_element_parse(c->topo, d->element, &add.el, why, sizeof(why));
+    ctl_blast_eval(c->blast, v, k, &add, c->floor, res);
+    free(v);
+    free(all);
+    return 0;
+}
+
 static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 {
     if (strcmp(q->method, "GET") == 0) {
@@ -462,7 +493,10 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         ctl_api_problem(r, 405, q->path, "%s takes GET or POST", q->path);
         return;
     }
-    if (!allowed(q, r, CTL_ROLE_PROBER)) {
+    bool dry, force;
+    if (!allowed(q, r, CTL_ROLE_PROBER) || !arg_bool(q, r, "dry_run", &dry) ||
+        !arg_bool(q, r, "force", &force) ||
+        (force && !dry && !allowed(q, r, CTL_ROLE_OPERATOR))) {
         return;
     }
     ctl_deny d;
@@ -475,15 +509,43 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     snprintf(d.author, sizeof(d.author), "%s", q->who->name);
     snprintf(d.source, sizeof(d.source), "%s",
              q->who->role == CTL_ROLE_PROBER ? "prober" : "operator");
-    if (ctl_store_deny_add(c->store, &d) != 0) {
-        ctl_api_problem(r, 503, q->path, "the entry could not be committed; nothing was changed");
-        return;
+    /* the check and the add are one step, or two entries each fine alone could pass together */
+    pthread_mutex_lock(&deny_lock);
+    ctl_blast_result br;
+    if (blast(c, &d, &br) != 0) {
+        ctl_api_problem(r, 503, q->path, "the store could not be read; nothing was changed");
+    } else if (dry) {
+        json_object *j = json_object_new_object(), *e = ctl_deny_json(&d, ctl_now_ms());
+        json_object_object_del(e, "id");
+        json_object_object_del(e, "created");
+        json_object_object_add(j, "entry", e);
+        json_object_object_add(j, "blast_radius", ctl_blast_json(c->blast, &br));
+        json_object_object_add(j, "refused", json_object_new_boolean(br.below_floor > 0));
+        send_json(r, 200, j);
+    } else if (br.below_floor > 0 && !force) {
+        char detail[400];
+        snprintf(detail, sizeof(detail),
+                 "denying %s would leave %" PRIu64 " host pairs below the capacity floor of "
+                 "%.0f %% (the least left: %.1f %%); nothing was changed; an operator may add it "
+                 "with force=true",
+                 d.element, br.below_floor, c->floor * 100, br.min_left * 100);
+        json_object *j = problem_obj(409, q->path, detail);
+        json_object_object_add(j, "blast_radius", ctl_blast_json(c->blast, &br));
+        send_body(r, 409, "application/problem+json", j);
+    } else {
+        d.forced = br.below_floor > 0;
+        if (ctl_store_deny_add(c->store, &d) != 0) {
+            ctl_api_problem(r, 503, q->path,
+                            "the entry could not be committed; nothing was changed");
+        } else {
+            atomic_fetch_add(&c->metrics.denylist_changes, 1);
+            if (c->changed) {
+                c->changed(c->changed_user);
+            }
+            send_json(r, 201, ctl_deny_json(&d, ctl_now_ms()));
+        }
     }
-    atomic_fetch_add(&c->metrics.denylist_changes, 1);
-    if (c->changed) {
-        c->changed(c->changed_user);
-    }
-    send_json(r, 201, ctl_deny_json(&d, ctl_now_ms()));
+    pthread_mutex_unlock(&deny_lock);
 }
 
 static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idtext)

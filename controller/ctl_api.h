@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ctl_auth.h"
+#include "ctl_blast.h"
 #include "ctl_health.h"
 #include "ctl_store.h"
 #include "util.h"
@@ -31,6 +32,8 @@ typedef struct ctl_ctx {
     const fab_tables *tables;
     ctl_store *store;
     ctl_health *health;
+    ctl_blast *blast;
+    double floor; /* the capacity share a denylist entry may not cut any host pair below */
     const util_opt *opts;
     ctl_metrics metrics;
     /* called after each denylist change is committed (wakes the push channel) */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_element.h"
 #include "ctl_health.h"
 #include "ctl_store.h"
 #include "util.h"
@@ -426,33 +427,6 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
     return status;
 }
 
-/* A link's name: "p0-t0-1~p0-t1-3" into its plane and indexes; or a host port "h3:1". */
-static int parse_link(const ctl_health *h, const char *name, unsigned *pp, unsigned *pa,
-                      unsigned *pj, uint32_t *phost)
-{
-    const char *tilde = strchr(name, '~');
-    *phost = FAB_NONE;
-    if (!tilde) {
-        unsigned port;
-        return fab_hostport_parse(h->topo, name, phost, &port) == 0 && port < h->planes
-                   ? (*pp = port, 0)
-                   : -1;
-    }
-    char a[96];
-    snprintf(a, sizeof(a), "%.*s", (int)(tilde - name), name);
-    fab_switch s0, s1;
-    uint32_t x = fab_switch_find(h->topo, a), y = fab_switch_find(h->topo, tilde + 1);
-    if (x == FAB_NONE || y == FAB_NONE || fab_switch_get(h->topo, x, &s0) != 0 ||
-        fab_switch_get(h->topo, y, &s1) != 0 || s0.plane != s1.plane || s0.tier == s1.tier) {
-        return -1;
-    }
-    const fab_switch *t0 = s0.tier == FAB_TIER_T0 ? &s0 : &s1, *t1 = t0 == &s0 ? &s1 : &s0;
-    *pp = t0->plane;
-    *pa = t0->index;
-    *pj = t1->index;
-    return 0;
-}
-
 int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64_t now,
                       char *why, size_t whylen)
 {
@@ -479,8 +453,8 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
         json_object *e = json_object_array_get_idx(res, i);
         const char *el = json_object_is_type(e, json_type_object) ? get_str(e, "element") : NULL;
         const char *scope = el ? get_str(e, "scope") : NULL;
-        unsigned p = 0, a = 0, j = 0;
-        uint32_t host;
+        ctl_element x;
+        char bad[160];
         if (!el || !scope || (strcmp(scope, "up") != 0 && strcmp(scope, "down") != 0)) {
             snprintf(why, whylen, "results[%zu] needs 'element' and 'scope' (up or down)", i);
             status = 400;
@@ -490,12 +464,13 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
         } else if (v[i].lost > v[i].sent) {
             snprintf(why, whylen, "results[%zu]: lost is more than sent", i);
             status = 400;
-        } else if (parse_link(h, el, &p, &a, &j, &host) != 0) {
-            snprintf(why, whylen, "results[%zu]: '%s' is no T0-T1 link or host port of the fabric",
-                     i, el);
+        } else if (ctl_element_parse(h->topo, el, &x, bad, sizeof(bad)) != 0 ||
+                   x.kind == CTL_EL_SWITCH) {
+            snprintf(why, whylen, "results[%zu]: %s", i,
+                     x.kind == CTL_EL_SWITCH ? "a probe result names a link or a host port" : bad);
             status = 422;
         } else {
-            link *l = host != FAB_NONE ? nic(h, host, p) : t0t1(h, p, a, j);
+            link *l = x.kind == CTL_EL_PORT ? nic(h, x.host, x.plane) : t0t1(h, x.plane, x.t0, x.t1);
             v[i].d = &l->dir[strcmp(scope, "up") == 0 ? 0 : 1];
         }
     }

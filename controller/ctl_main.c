@@ -15,7 +15,7 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key;
-    uint64_t threads, max_body, max_wait, max_connections, window;
+    uint64_t threads, max_body, max_wait, max_connections, window, floor;
 } o;
 
 static const util_opt opts[] = {
@@ -30,6 +30,7 @@ static const util_opt opts[] = {
     {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
     {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
     {"window", UTIL_OPT_UINT, "60", 2, 86400, &o.window, "seconds of evidence health is judged on", false},
+    {"floor", UTIL_OPT_UINT, "50", 0, 100, &o.floor, "percent of its path capacity a denylist entry may not cut a host pair below (without force)", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
 };
 
@@ -116,6 +117,8 @@ int main(int argc, char **argv)
     ctx->tables = tables;
     ctx->store = store;
     ctx->health = ctl_health_new(topo, o.window * 1000);
+    ctx->blast = ctl_blast_new(topo);
+    ctx->floor = (double)o.floor / 100;
     ctx->opts = opts;
     ctl_http_cfg hc = {.listen = o.listen,
                        .threads = (unsigned)o.threads,
@@ -145,6 +148,7 @@ out:
     ctl_store_close(store);
     ctl_auth_free(&auth);
     ctl_health_free(ctx->health);
+    ctl_blast_free(ctx->blast);
     fab_tables_free(tables);
     fab_topo_free(topo);
     free(cert);

@@ -167,6 +167,9 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     }
     d->id = sqlite3_last_insert_rowid(s->db);
     json_object *j = ctl_deny_json(d, d->created);
+    if (d->forced) {
+        json_object_object_add(j, "forced", json_object_new_boolean(true));
+    }
     int a = audit(s, d->author, "add", d->id, json_object_to_json_string(j));
     json_object_put(j);
     if (a != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
@@ -230,11 +233,12 @@ static void row_deny(sqlite3_stmt *st, ctl_deny *d)
     d->end = sqlite3_column_int64(st, 8);
 }
 
-static json_object *deny_query(ctl_store *s, int64_t id)
+/* Calls |fn| with entry |id|, or every entry (id 0) oldest first. 0 or -EIO. */
+static int deny_rows(ctl_store *s, int64_t id, void (*fn)(void *user, const ctl_deny *d),
+                     void *user)
 {
-    int64_t now = ctl_now_ms();
     sqlite3_stmt *st;
-    json_object *out = NULL;
+    int rv = -EIO;
     const char *sql = id ? "SELECT id, element, scope, reason, source, author, created, start, "
                            "end FROM denylist WHERE id = ?"
                          : "SELECT id, element, scope, reason, source, author, created, start, "
@@ -244,21 +248,65 @@ static json_object *deny_query(ctl_store *s, int64_t id)
         if (id) {
             sqlite3_bind_int64(st, 1, id);
         }
-        out = json_object_new_array();
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             ctl_deny d;
             row_deny(st, &d);
-            json_object_array_add(out, ctl_deny_json(&d, now));
+            fn(user, &d);
         }
-        if (rc != SQLITE_DONE) {
-            json_object_put(out);
-            out = NULL;
-        }
+        rv = rc == SQLITE_DONE ? 0 : -EIO;
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&s->lock);
-    return out;
+    return rv;
+}
+
+typedef struct json_rows {
+    json_object *a;
+    int64_t now;
+} json_rows;
+
+static void json_row(void *user, const ctl_deny *d)
+{
+    json_rows *r = user;
+    json_object_array_add(r->a, ctl_deny_json(d, r->now));
+}
+
+static json_object *deny_query(ctl_store *s, int64_t id)
+{
+    json_rows r = {json_object_new_array(), ctl_now_ms()};
+    if (deny_rows(s, id, json_row, &r) != 0) {
+        json_object_put(r.a);
+        return NULL;
+    }
+    return r.a;
+}
+
+typedef struct vec_rows {
+    ctl_deny *v;
+    size_t n, cap;
+} vec_rows;
+
+static void vec_row(void *user, const ctl_deny *d)
+{
+    vec_rows *r = user;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->v = util_xrealloc(r->v, r->cap * sizeof(*r->v));
+    }
+    r->v[r->n++] = *d;
+}
+
+int ctl_store_deny_all(ctl_store *s, ctl_deny **pv, size_t *pn)
+{
+    vec_rows r = {0};
+    if (deny_rows(s, 0, vec_row, &r) != 0) {
+        free(r.v);
+        return -EIO;
+    }
+    *pv = r.v;
+    *pn = r.n;
+    return 0;
 }
 
 json_object *ctl_store_deny_list(ctl_store *s)

@@ -20,6 +20,7 @@ typedef struct ctl_deny {
     char source[16]; /* "operator", "prober" or "agent" */
     char author[64];
     int64_t created, start, end;
+    bool forced; /* added over the capacity floor; the audit record says so */
 } ctl_deny;
 
 /* Opens (creating if needed) the database at |path|. Returns 0 or a negative errno with a
@@ -33,6 +34,8 @@ int ctl_store_deny_add(ctl_store *store, ctl_deny *d);
 int ctl_store_deny_del(ctl_store *store, int64_t id, const char *actor);
 /* The entries as a JSON array (a new reference), oldest first; NULL on a store error. */
 json_object *ctl_store_deny_list(ctl_store *store);
+/* Every entry, oldest first, into a new array |*pv| of |*pn|. 0 or -EIO. */
+int ctl_store_deny_all(ctl_store *store, ctl_deny **pv, size_t *pn);
 /* One entry as JSON, or NULL when there is none. */
 json_object *ctl_store_deny_get(ctl_store *store, int64_t id);
 int64_t ctl_store_version(ctl_store *store);

@@ -36,8 +36,9 @@ starts=0
 start() {
     starts=$((starts + 1))
     log=$tmp/log.$starts
+    : >"$log" # before the controller opens it: the poll below reads it at once
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
-        --listen 127.0.0.1:0 --max_body 4096 --max_wait 5 "$@" 2>"$log" &
+        --listen 127.0.0.1:0 --max_body 4096 --max_wait 5 --floor 0 "$@" 2>"$log" &
     pid=$!
     port=
     for _ in $(seq 200); do
@@ -217,6 +218,29 @@ check 'grep -q "^mrcfab_denylist_entries 4$" "$tmp/metrics" && grep -q "^# TYPE 
 if command -v promtool >/dev/null; then
     check 'promtool check metrics <"$tmp/metrics"' "promtool check metrics"
 fi
+
+# the blast radius: a dry run stores nothing; an entry that would cut a host pair below the
+# floor is refused (409, with its blast radius) unless an operator forces it
+stop
+start --floor 50
+req admin GET /api/v1/denylist >/dev/null
+for id in $(json '" ".join(str(e["id"]) for e in d["entries"])'); do
+    req admin DELETE "/api/v1/denylist/$id" >/dev/null
+done
+before=$(state)
+s=$(req prober POST '/api/v1/denylist?dry_run=true' '{"element": "h5:0", "reason": "nic"}')
+check '[ "$s" = 200 ] && [ "$(json "d[\"blast_radius\"][\"affected_pairs\"]")" = 14 ] && [ "$(json "d[\"refused\"]")" = False ]' "a dry run: 200 with the blast radius"
+check '[ "$(state)" = "$before" ]' "and nothing stored"
+s=$(req prober POST /api/v1/denylist '{"element": "h5:0", "reason": "nic"}'); check '[ "$s" = 201 ]' "half of h5's planes: 201"
+before=$(state)
+s=$(req prober POST /api/v1/denylist '{"element": "h5:1", "reason": "nic"}')
+check '[ "$s" = 409 ] && problem 409 && [ "$(json "d[\"blast_radius\"][\"cut_off_pairs\"]")" = 14 ]' "the other half would cut h5 off: 409 with the blast radius"
+s=$(req prober POST '/api/v1/denylist?force=true' '{"element": "h5:1", "reason": "nic"}'); check '[ "$s" = 403 ] && problem 403' "a prober may not force"
+s=$(req operator POST '/api/v1/denylist?force=maybe' '{"element": "h5:1", "reason": "nic"}'); check '[ "$s" = 400 ] && problem 400' "force=maybe: 400"
+check '[ "$(state)" = "$before" ]' "and nothing changed"
+s=$(req operator POST '/api/v1/denylist?force=true' '{"element": "h5:1", "reason": "nic"}'); check '[ "$s" = 201 ]' "an operator forces it: 201"
+req reader GET '/api/v1/audit?limit=1000' >/dev/null
+check '[ "$(json "d[\"records\"][-1][\"detail\"].get(\"forced\")")" = True ]' "the audit says it was forced"
 
 # SIGTERM: a clean stop
 check 'stop' "SIGTERM stops it cleanly"

@@ -46,6 +46,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                     .tables = tables,
                     .store = store,
                     .health = ctl_health_new(topo, 60000),
+                    .blast = ctl_blast_new(topo),
+                    .floor = 0.5,
                     .opts = opts};
     return 0;
 }

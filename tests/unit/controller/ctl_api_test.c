@@ -43,6 +43,7 @@ static const util_opt opts[] = {
 static char dir[256];
 static fab_topo *topo;
 static fab_tables *tables;
+static ctl_blast *blast;
 static ctl_ctx ctx;
 static int nchanged;
 
@@ -59,11 +60,13 @@ static void setup_once(void)
     fab_error ferr;
     ck_assert_msg(fab_topo_load_file(LAB, &topo, &ferr) == 0, "%s: %s", LAB, ferr.msg);
     ck_assert_int_eq(fab_tables_compute(topo, &tables), 0);
+    blast = ctl_blast_new(topo);
 }
 
 static void teardown_once(void)
 {
     ctl_test_rmdir(dir);
+    ctl_blast_free(blast);
     fab_tables_free(tables);
     fab_topo_free(topo);
 }
@@ -86,6 +89,8 @@ static void setup(void)
     ctx.topo = topo;
     ctx.tables = tables;
     ctx.opts = opts;
+    ctx.blast = blast;
+    ctx.floor = 0; /* the floor's own tests raise it */
     ctx.changed = changed;
     nchanged = 0;
 }
@@ -168,7 +173,8 @@ static void expect_problem(ctl_resp *r, int status, const char *instance, const 
         const char *title;
     } titles[] = {{400, "Bad Request"},        {401, "Unauthorized"},
                   {403, "Forbidden"},          {404, "Not Found"},
-                  {405, "Method Not Allowed"}, {422, "Unprocessable Content"}};
+                  {405, "Method Not Allowed"}, {409, "Conflict"},
+                  {422, "Unprocessable Content"}};
     const char *title = NULL;
     for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++) {
         title = titles[i].status == status ? titles[i].title : title;
@@ -178,7 +184,8 @@ static void expect_problem(ctl_resp *r, int status, const char *instance, const 
                   r->body);
     ck_assert_str_eq(r->ctype, "application/problem+json");
     json_object *j = body_json(r);
-    ck_assert_int_eq(json_object_object_length(j), 5);
+    /* a refused denylist entry adds its blast radius (an RFC 9457 extension member) */
+    ck_assert_int_eq(json_object_object_length(j), status == 409 ? 6 : 5);
     ck_assert_str_eq(json_object_get_string(member(j, "type")), "about:blank");
     ck_assert_str_eq(json_object_get_string(member(j, "title")), title);
     ck_assert(json_object_is_type(member(j, "status"), json_type_int));
@@ -205,15 +212,20 @@ static char *snapshot(void)
 }
 
 /* POSTs |body| as |who| and returns the new entry's id. */
-static int64_t add(const char *body, const ctl_token *who)
+static int64_t add_args(const char *body, const kv *args, const ctl_token *who)
 {
-    ctl_resp r = call("POST", "/api/v1/denylist", NULL, body, who);
+    ctl_resp r = call("POST", "/api/v1/denylist", args, body, who);
     ck_assert_msg(r.status == 201, "%s: %d %s", body, r.status, r.body);
     json_object *j = body_json(&r);
     int64_t id = json_object_get_int64(member(j, "id"));
     json_object_put(j);
     free(r.body);
     return id;
+}
+
+static int64_t add(const char *body, const ctl_token *who)
+{
+    return add_args(body, NULL, who);
 }
 
 /* "2026-11-30T02:00:00.250Z" (exactly that form) in Unix ms, -1 if not. */
@@ -852,6 +864,81 @@ START_TEST(test_ctl_api_metrics)
 }
 END_TEST
 
+/* The dry run reports the blast radius and changes nothing; past the floor an entry is
+ * refused with its blast radius, unless an operator forces it, which the audit records. */
+START_TEST(test_ctl_api_deny_blast_radius_and_floor)
+{
+    ctx.floor = 0.5;
+    static const kv dry[] = {{"dry_run", "true"}, {NULL, NULL}};
+    static const kv force[] = {{"force", "true"}, {NULL, NULL}};
+    char *before = snapshot();
+    /* a T1 of plane 0 of the lab: the 48 pairs across T0s keep 3/4 */
+    ctl_resp r = call("POST", "/api/v1/denylist", dry, "{\"element\":\"p0-t1-0\",\"reason\":\"r\"}",
+                      &T_PROBER);
+    ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+    json_object *j = body_json(&r), *br = member(j, "blast_radius");
+    ck_assert_int_eq(json_object_get_int64(member(br, "pairs")), 56);
+    ck_assert_int_eq(json_object_get_int64(member(br, "affected_pairs")), 48);
+    ck_assert_double_eq_tol(json_object_get_double(member(br, "min_capacity_left")), 0.75, 1e-9);
+    ck_assert(!json_object_get_boolean(member(j, "refused")));
+    ck_assert_str_eq(json_object_get_string(member(member(j, "entry"), "element")), "p0-t1-0");
+    ck_assert(!json_object_object_get_ex(member(j, "entry"), "id", NULL));
+    json_object_put(j);
+    free(r.body);
+    char *after = snapshot();
+    ck_assert_str_eq(before, after);
+    free(after);
+    /* both T0s of h0 and h1: the first leaves them half, the second would cut them off */
+    add("{\"element\":\"p0-t0-0\",\"reason\":\"maintenance\"}", &T_OPER);
+    free(before);
+    before = snapshot();
+    const char *cut = "{\"element\":\"p1-t0-0\",\"reason\":\"maintenance\"}";
+    r = call("POST", "/api/v1/denylist", dry, cut, &T_READER);
+    expect_problem(&r, 403, "/api/v1/denylist", "takes prober");
+    r = call("POST", "/api/v1/denylist", dry, cut, &T_PROBER);
+    j = body_json(&r);
+    ck_assert(json_object_get_boolean(member(j, "refused")));
+    ck_assert_int_eq(json_object_get_int64(member(member(j, "blast_radius"), "cut_off_pairs")), 26);
+    json_object_put(j);
+    free(r.body);
+    r = call("POST", "/api/v1/denylist", NULL, cut, &T_OPER);
+    ck_assert_str_eq(r.ctype, "application/problem+json");
+    j = body_json(&r);
+    ck_assert_int_eq(json_object_get_int64(member(member(j, "blast_radius"), "below_floor_pairs")),
+                     26);
+    json_object_put(j);
+    expect_problem(&r, 409, "/api/v1/denylist", "26 host pairs below the capacity floor of 50 %");
+    r = call("POST", "/api/v1/denylist", force, cut, &T_PROBER);
+    expect_problem(&r, 403, "/api/v1/denylist", "takes operator");
+    static const kv bad[] = {{"force", "yes"}, {NULL, NULL}};
+    r = call("POST", "/api/v1/denylist", bad, cut, &T_OPER);
+    expect_problem(&r, 400, "/api/v1/denylist", "'force' must be true or false");
+    after = snapshot();
+    ck_assert_str_eq(before, after);
+    free(after);
+    free(before);
+    /* forced: added, and the audit says it was forced */
+    int64_t id = add_args(cut, force, &T_OPER);
+    json_object *a = ctl_store_audit(ctx.store, 0, 100);
+    json_object *last = json_object_array_get_idx(a, json_object_array_length(a) - 1);
+    ck_assert_int_eq(json_object_get_int64(member(last, "entry")), id);
+    ck_assert(json_object_get_boolean(member(member(last, "detail"), "forced")));
+    json_object_put(a);
+    /* an entry whose window is over counts no more: the other T1 keeps half of plane 0 */
+    add("{\"element\":\"p0-t1-1\",\"reason\":\"r\",\"window\":{\"start\":\"2001-01-01T00:00:00Z\","
+        "\"end\":\"2001-01-01T01:00:00Z\"}}",
+        &T_OPER);
+    r = call("POST", "/api/v1/denylist", dry, "{\"element\":\"p0-t1-0\",\"reason\":\"r\"}",
+             &T_OPER);
+    j = body_json(&r);
+    br = member(j, "blast_radius");
+    ck_assert_int_eq(json_object_get_int64(member(br, "affected_pairs")), 24);
+    ck_assert_double_eq_tol(json_object_get_double(member(br, "min_capacity_left")), 0.75, 1e-9);
+    json_object_put(j);
+    free(r.body);
+}
+END_TEST
+
 Suite *ctl_api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -875,6 +962,7 @@ Suite *ctl_api_suite(void)
     tcase_add_test(tc, test_ctl_api_methods_paths);
     tcase_add_test(tc, test_ctl_api_config);
     tcase_add_test(tc, test_ctl_api_metrics);
+    tcase_add_test(tc, test_ctl_api_deny_blast_radius_and_floor);
     suite_add_tcase(s, tc);
     return s;
 }
