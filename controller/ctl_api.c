@@ -12,6 +12,7 @@
 
 #include "ctl_api.h"
 #include "ctl_element.h"
+#include "ctl_profile.h"
 
 #define PREFIX "/api/v1"
 #define PAGE_MAX 1000
@@ -677,6 +678,67 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
                                                  : ctl_health_switches(c->health, &f, now));
 }
 
+static void get_hosts(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    uint64_t offset, limit;
+    if (!arg_uint(q, r, "offset", 0, 0, UINT32_MAX, &offset) ||
+        !arg_uint(q, r, "limit", 100, 1, PAGE_MAX, &limit)) {
+        return;
+    }
+    uint32_t n = fab_topo_nhosts(c->topo);
+    json_object *items = json_object_new_array();
+    for (uint64_t h = offset; h < n && h < offset + limit; h++) {
+        json_object *o = json_object_new_object();
+        unsigned cabled = 0;
+        for (unsigned p = 0; p < fab_topo_planes(c->topo); p++) {
+            uint32_t sw;
+            unsigned port;
+            cabled += fab_host_attach(c->topo, (uint32_t)h, p, &sw, &port) == 0;
+        }
+        json_object_object_add(o, "host", json_object_new_string(fab_host_name(c->topo, (uint32_t)h)));
+        json_object_object_add(o, "ports", json_object_new_int((int)cabled));
+        json_object_array_add(items, o);
+    }
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "total", json_object_new_int64(n));
+    json_object_object_add(j, "offset", json_object_new_int64((int64_t)offset));
+    json_object_object_add(j, "items", items);
+    send_json(r, 200, j);
+}
+
+/* GET /api/v1/hosts/{name}/profile[?peer=HOST] */
+static void get_profile(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *rest)
+{
+    char name[96];
+    const char *slash = strchr(rest, '/');
+    size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+    if (!slash || strcmp(slash, "/profile") != 0 || n >= sizeof(name)) {
+        ctl_api_problem(r, 404, q->path, "no resource at %s (a host's is /hosts/NAME/profile)",
+                        q->path);
+        return;
+    }
+    snprintf(name, sizeof(name), "%.*s", (int)n, rest);
+    uint32_t host = fab_host_find(c->topo, name), peer = FAB_NONE;
+    const char *pn = q->arg ? q->arg(q->arg_user, "peer") : NULL;
+    if (host == FAB_NONE) {
+        ctl_api_problem(r, 404, q->path, "no host is called '%s'", name);
+        return;
+    }
+    if (pn && ((peer = fab_host_find(c->topo, pn)) == FAB_NONE || peer == host)) {
+        ctl_api_problem(r, peer == host ? 400 : 404, q->path,
+                        peer == host ? "the peer must be another host"
+                                     : "no host is called '%s' (query argument 'peer')",
+                        pn);
+        return;
+    }
+    json_object *j = ctl_profile_json(c->topo, c->blast, &c->profile, host, peer);
+    if (!j) {
+        ctl_api_problem(r, 500, q->path, "the CC settings do not resolve (see GET /api/v1/config)");
+        return;
+    }
+    send_json(r, 200, j);
+}
+
 void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 {
     memset(r, 0, sizeof(*r));
@@ -715,6 +777,10 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         } else {
             get_switch(c, q, r, name, slash != NULL);
         }
+    } else if (strcmp(rest, "hosts") == 0) {
+        get_hosts(c, q, r);
+    } else if (strncmp(rest, "hosts/", 6) == 0) {
+        get_profile(c, q, r, rest + 6);
     } else if (strcmp(rest, "audit") == 0) {
         get_audit(c, q, r);
     } else if (strcmp(rest, "health/links") == 0 || strcmp(rest, "health/switches") == 0 ||

@@ -13,6 +13,7 @@
 #include "ctl_auth.h"
 #include "ctl_blast.h"
 #include "ctl_health.h"
+#include "ctl_profile.h"
 #include "ctl_store.h"
 #include "util.h"
 
@@ -33,6 +34,7 @@ typedef struct ctl_ctx {
     ctl_store *store;
     ctl_health *health;
     ctl_blast *blast;
+    ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */
     const util_opt *opts;
     ctl_metrics metrics;

@@ -143,6 +143,16 @@ void ctl_blast_free(ctl_blast *b)
     }
 }
 
+const uint64_t *ctl_blast_uplinks(const ctl_blast *b, unsigned plane, uint32_t t0,
+                                  unsigned *pwords)
+{
+    if (plane >= b->planes || t0 >= b->nt0[plane]) {
+        return NULL;
+    }
+    *pwords = b->words[plane];
+    return &b->up[plane][(size_t)t0 * b->words[plane]];
+}
+
 static void state_init(const ctl_blast *b, state *s)
 {
     memset(s, 0, sizeof(*s));

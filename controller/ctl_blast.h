@@ -52,6 +52,11 @@ void ctl_blast_free(ctl_blast *b);
 void ctl_blast_eval(const ctl_blast *b, const ctl_blast_entry *active, size_t n,
                     const ctl_blast_entry *add, double floor, ctl_blast_result *res);
 
+/* The T1s T0 |t0| of plane |plane| is cabled to, as |*pwords| words of bits; NULL if there
+ * is no such T0. */
+const uint64_t *ctl_blast_uplinks(const ctl_blast *b, unsigned plane, uint32_t t0,
+                                  unsigned *pwords);
+
 json_object *ctl_blast_json(const ctl_blast *b, const ctl_blast_result *res);
 
 #endif

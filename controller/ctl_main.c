@@ -14,8 +14,10 @@
 #include "util.h"
 
 static struct {
-    char *topology, *db, *listen, *tokens, *cert, *key;
+    char *topology, *db, *listen, *tokens, *cert, *key, *cc;
     uint64_t threads, max_body, max_wait, max_connections, window, floor;
+    uint64_t port_gbps, base_rtt_ns, mtu;
+    bool trimming;
 } o;
 
 static const util_opt opts[] = {
@@ -31,6 +33,11 @@ static const util_opt opts[] = {
     {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
     {"window", UTIL_OPT_UINT, "60", 2, 86400, &o.window, "seconds of evidence health is judged on", false},
     {"floor", UTIL_OPT_UINT, "50", 0, 100, &o.floor, "percent of its path capacity a denylist entry may not cut a host pair below (without force)", false},
+    {"cc", UTIL_OPT_STR, "uet-1.0-nscc", 0, 0, &o.cc, "hosts' congestion control: uet-1.0-nscc or none", false},
+    {"port_gbps", UTIL_OPT_UINT, "100", 1, 1600, &o.port_gbps, "rate of one plane port, Gb/s (NSCC's link rate: x planes)", false},
+    {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 1000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns", false},
+    {"mtu", UTIL_OPT_UINT, "4096", 256, 9000, &o.mtu, "payload bytes per packet", false},
+    {"trimming", UTIL_OPT_BOOL, "true", 0, 0, &o.trimming, "switches trim packets instead of dropping them", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
 };
 
@@ -85,6 +92,11 @@ int main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    if (strcmp(o.cc, "uet-1.0-nscc") != 0 && strcmp(o.cc, "none") != 0) {
+        fprintf(stderr, "mrc-controller: --cc must be uet-1.0-nscc or none, not '%s'\n", o.cc);
+        status = 2;
+        goto out;
+    }
     /* the signals are waited for here, so every thread started below blocks them */
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -119,6 +131,8 @@ int main(int argc, char **argv)
     ctx->health = ctl_health_new(topo, o.window * 1000);
     ctx->blast = ctl_blast_new(topo);
     ctx->floor = (double)o.floor / 100;
+    ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,
+                                     o.trimming};
     ctx->opts = opts;
     ctl_http_cfg hc = {.listen = o.listen,
                        .threads = (unsigned)o.threads,

@@ -234,6 +234,10 @@ typedef struct mrc_cc_profile_attr {
 } mrc_cc_profile_attr;
 
 int mrc_cc_profile_create(mrc_context *ctx, uint64_t id, const mrc_cc_profile_attr *attr);
+/* The parameters |cfg| comes to on a QP of |mtu| (with or without trimming): every field
+ * its default took, as the engine will use them, into |out|. 0 or MRC_ERR_INVAL. */
+int mrc_cc_nscc_resolve(const mrc_cc_nscc_cfg *cfg, uint32_t mtu, bool trimming,
+                        mrc_cc_nscc_cfg *out);
 
 /* Completions. */
 typedef enum mrc_wc_status {

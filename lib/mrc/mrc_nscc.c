@@ -69,6 +69,32 @@ int mrc_nscc_init(mrc_nscc *cc, const mrc_cc_nscc_cfg *cfg, uint32_t mtu, bool t
     return 0;
 }
 
+int mrc_cc_nscc_resolve(const mrc_cc_nscc_cfg *cfg, uint32_t mtu, bool trimming,
+                        mrc_cc_nscc_cfg *out)
+{
+    mrc_nscc cc;
+    if (mtu == 0 || mrc_nscc_init(&cc, cfg, mtu, trimming, 0) != 0) {
+        return MRC_ERR_INVAL;
+    }
+    *out = (mrc_cc_nscc_cfg){.link_gbps = cfg->link_gbps,
+                             .base_rtt_ns = cfg->base_rtt_ns,
+                             .target_delay_ns = cc.target,
+                             .max_cwnd = (uint64_t)cc.max_wnd,
+                             .gamma = cc.gamma,
+                             .max_md_jump = cc.max_md_jump,
+                             .fi = cc.fi,
+                             .fi_scale = cc.fi_scale,
+                             .eta = cc.eta,
+                             .qa_gate = cc.qa_gate,
+                             .qa_threshold_ns = cc.qa_threshold,
+                             .disable_qa = cc.disable_qa,
+                             .adjust_bytes = cc.adjust_bytes,
+                             .adjust_period_ns = cc.adjust_period,
+                             .fi_delay_ns = cc.fi_delay,
+                             .delay_gain = cc.gain};
+    return 0;
+}
+
 /* A shorter round trip than any so far is the new base, and the maximum window follows it
  * when it is derived. */
 static void update_base_rtt(mrc_nscc *cc, uint64_t rtt)

@@ -80,7 +80,7 @@ start
 # reads: every role reads every resource; no token and a wrong token read nothing
 for path in /api/v1/fabric /api/v1/switches "/api/v1/switches?plane=1&tier=t0" \
     /api/v1/switches/p0-t1-1 "/api/v1/switches/p0-t0-0/table?format=frr" \
-    /api/v1/denylist /api/v1/audit /api/v1/config; do
+    /api/v1/denylist /api/v1/audit /api/v1/config /api/v1/hosts "/api/v1/hosts/h3/profile?peer=h5"; do
     for role in reader agent prober operator admin; do
         s=$(req $role GET "$path")
         [ "$s" = 200 ] || fail "$role GET $path: $s"
@@ -91,6 +91,12 @@ done
 pass "every role reads every resource"
 s=$(req reader GET /api/v1/fabric)
 check '[ "$(json "d[\"name\"], d[\"hosts\"], d[\"switches\"]")" = "lab 8 12" ]' "fabric summary"
+
+s=$(req reader GET "/api/v1/hosts/h3/profile?peer=h5")
+check '[ "$(json "d[\"ports\"][1][\"t0\"], len(d[\"peer\"][\"paths\"]), d[\"cc\"][\"algorithm\"]")" = "p1-t0-1 4 uet-1.0-nscc" ]' "a host's profile"
+s=$(req reader GET /api/v1/hosts/h99/profile); check '[ "$s" = 404 ] && problem 404' "an unknown host: 404"
+s=$(req reader GET "/api/v1/hosts/h3/profile?peer=h3"); check '[ "$s" = 400 ] && problem 400' "itself as peer: 400"
+s=$(req reader GET /api/v1/hosts/h3); check '[ "$s" = 404 ] && problem 404' "no resource at /hosts/h3: 404"
 
 # writes: reader and agent may not; prober, operator and admin may
 before=$(state)
@@ -177,6 +183,7 @@ served=$failures
 while read -r method path; do
     url=${path//\{name\}/p0-t0-0}
     url=${url//\{id\}/$oid}
+    url=${url//\{host\}/h3}
     case "$method $path" in
     "get /metrics") s=$(curl -s -o /dev/null -w '%{http_code}' "$base$url") want=200 ;;
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;

@@ -89,6 +89,40 @@ START_TEST(test_mrc_cc_nscc_defaults)
 }
 END_TEST
 
+/* A profile resolves to what the engine runs with: the defaults filled in, the given kept. */
+START_TEST(test_mrc_cc_nscc_resolve)
+{
+    mrc_cc_nscc_cfg cfg = {.link_gbps = 100, .base_rtt_ns = 12000, .gamma = 0.5}, out;
+    ck_assert_int_eq(mrc_cc_nscc_resolve(&cfg, MTU, true, &out), 0);
+    ck_assert_double_eq_tol(out.link_gbps, 100, 1e-12);
+    ck_assert_uint_eq(out.base_rtt_ns, 12000);
+    ck_assert_uint_eq(out.target_delay_ns, 9000);
+    ck_assert_uint_eq(out.max_cwnd, 225000);
+    ck_assert_double_eq_tol(out.gamma, 0.5, 1e-12);
+    ck_assert_double_eq_tol(out.max_md_jump, 0.5, 1e-12);
+    ck_assert_double_eq_tol(out.fi, 5.0 * MTU, 1e-6);
+    ck_assert_double_eq_tol(out.fi_scale, 0.25, 1e-12);
+    ck_assert_double_eq_tol(out.eta, 0.15 * MTU, 1e-6);
+    ck_assert_uint_eq(out.qa_gate, 3);
+    ck_assert_uint_eq(out.qa_threshold_ns, UINT64_MAX);
+    ck_assert_uint_eq(out.adjust_bytes, 8 * MTU);
+    ck_assert_uint_eq(out.adjust_period_ns, 12000);
+    ck_assert_uint_eq(out.fi_delay_ns, 1000);
+    ck_assert_double_eq_tol(out.delay_gain, 0.0125, 1e-12);
+    /* resolving what was resolved changes nothing */
+    mrc_cc_nscc_cfg again;
+    ck_assert_int_eq(mrc_cc_nscc_resolve(&out, MTU, true, &again), 0);
+    ck_assert_uint_eq(again.target_delay_ns, out.target_delay_ns);
+    ck_assert_uint_eq(again.max_cwnd, out.max_cwnd);
+    ck_assert_double_eq_tol(again.fi, out.fi, 1e-9);
+    ck_assert_uint_eq(again.qa_threshold_ns, out.qa_threshold_ns);
+    cfg.link_gbps = 0;
+    ck_assert_int_eq(mrc_cc_nscc_resolve(&cfg, MTU, true, &out), MRC_ERR_INVAL);
+    cfg.link_gbps = 100;
+    ck_assert_int_eq(mrc_cc_nscc_resolve(&cfg, 0, true, &out), MRC_ERR_INVAL);
+}
+END_TEST
+
 /* Without a link rate or a base RTT there is nothing to derive from: refused, by NSCC and by
  * the profile; "none" needs neither, and other algorithms are unknown. */
 START_TEST(test_mrc_cc_nscc_config_refused)
@@ -1455,6 +1489,7 @@ Suite *mrc_cc_suite(void)
     Suite *s = suite_create("cc");
     TCase *tc = tcase_create("nscc");
     tcase_add_test(tc, test_mrc_cc_nscc_defaults);
+    tcase_add_test(tc, test_mrc_cc_nscc_resolve);
     tcase_add_test(tc, test_mrc_cc_nscc_config_refused);
     tcase_add_test(tc, test_mrc_cc_nscc_fair_increase);
     tcase_add_test(tc, test_mrc_cc_nscc_proportional_increase);
