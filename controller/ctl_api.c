@@ -653,6 +653,19 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
         }
         return;
     }
+    if (strcmp(what, "history") == 0) {
+        const char *el = q->arg ? q->arg(q->arg_user, "element") : NULL;
+        json_object *j;
+        char why[256];
+        if (!el) {
+            ctl_api_problem(r, 400, q->path, "want element=NAME (a switch, a link A~B or a host port)");
+        } else if (ctl_health_history(c->health, el, now, &j, why, sizeof(why)) != 0) {
+            ctl_api_problem(r, 404, q->path, "%s", why);
+        } else {
+            send_json(r, 200, j);
+        }
+        return;
+    }
     uint64_t plane;
     ctl_link_filter f = {.sw = FAB_NONE};
     const char *sw = q->arg ? q->arg(q->arg_user, "switch") : NULL;
@@ -674,8 +687,10 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
         ctl_api_problem(r, 404, q->path, "no switch is called '%s'", sw);
         return;
     }
-    send_json(r, 200, strcmp(what, "links") == 0 ? ctl_health_links(c->health, &f, now)
-                                                 : ctl_health_switches(c->health, &f, now));
+    send_json(r, 200,
+              strcmp(what, "links") == 0   ? ctl_health_links(c->health, &f, now)
+              : strcmp(what, "hosts") == 0 ? ctl_health_hosts(c->health, &f, now)
+                                           : ctl_health_switches(c->health, &f, now));
 }
 
 static void get_hosts(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
@@ -784,7 +799,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     } else if (strcmp(rest, "audit") == 0) {
         get_audit(c, q, r);
     } else if (strcmp(rest, "health/links") == 0 || strcmp(rest, "health/switches") == 0 ||
-               strcmp(rest, "health/path") == 0) {
+               strcmp(rest, "health/path") == 0 || strcmp(rest, "health/hosts") == 0 ||
+               strcmp(rest, "health/history") == 0) {
         get_health(c, q, r, rest + 7);
     } else {
         ctl_api_problem(r, 404, p, "no resource at %s", p);

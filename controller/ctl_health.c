@@ -6,30 +6,42 @@
  * good link on the same paths has most of its traffic elsewhere. A link is judged only on
  * evidence from several reporters (one host cannot tell its own trouble from the fabric's),
  * except a NIC's own uplink, which only its host sees. Evidence ages out over a window kept
- * as two halves. */
+ * as two halves.
+ *
+ * Everything a query or a verdict walks is O(evidence), not O(fabric): the classes of paths
+ * count themselves into the links they cross as they come, the inference walks the lossy
+ * classes only, and the states of the links with evidence are kept in a snapshot (refreshed
+ * in slices, so reports keep flowing) that pages and filters read. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_element.h"
 #include "ctl_health.h"
 #include "ctl_store.h"
 #include "util.h"
 
-#define SOURCES 4        /* distinct reporters remembered per direction */
-#define MAX_ENTRIES 4096 /* EVs of one report, results of one probe post */
+#define SOURCES 4               /* distinct reporters remembered per direction */
+#define MAX_ENTRIES 4096        /* EVs of one report, results of one probe post */
+#define CLS_MAX (1u << 22)      /* class slots at most: 160 MiB */
+#define SLICE 65536             /* links judged per hold of the lock in a refresh */
+#define HISTORY 64              /* samples kept per element */
+#define HISTORY_ELEMENTS 65536  /* elements with a history at most */
+#define HISTORY_SAMPLE_MS 10000 /* a sample of an unhealthy element at least this often */
 
 typedef struct dirstat {
-    uint64_t sent[2], lost[2]; /* [0] this half window, [1] the one before */
-    uint32_t bad_evs;
-    uint64_t epoch;   /* the half window [0] counts */
-    int64_t last_ms;  /* the latest evidence */
-    uint32_t src[SOURCES];
+    uint32_t sent[2], lost[2]; /* [0] this half window, [1] the one before */
+    uint32_t ncls[2], nlossy[2]; /* classes of paths that crossed it, and the lossy ones */
+    uint32_t epoch;              /* the half window [0] counts */
+    uint16_t bad_evs;
     uint8_t nsrc;
-    bool probed; /* a prober measured it by name: no correlation needed */
-    bool blamed; /* the inference's verdict: its loss is its own */
+    uint8_t probed : 1; /* a prober measured it by name: no correlation needed */
+    uint8_t blamed : 1; /* the inference's verdict: its loss is its own */
+    uint32_t src[SOURCES];
+    int64_t last_ms; /* the latest evidence */
 } dirstat;
 
 /* Evidence per class of paths, for the inference: one source host, one destination host,
@@ -37,38 +49,98 @@ typedef struct dirstat {
  * entries go when the table grows. */
 typedef struct cls {
     uint32_t src, dst; /* host + 1; src 0: empty */
-    uint16_t p, j;
-    uint64_t epoch;
-    uint64_t sent[2], lost[2];
-    uint32_t bad;
+    uint16_t j;
+    uint8_t p;
+    uint32_t epoch;
+    uint32_t lossy_epoch; /* half + 1 it was last counted lossy in */
+    uint32_t mark;        /* the inference that last took it */
+    uint32_t sent[2], lost[2];
+    uint16_t bad;
 } cls;
 
 typedef struct link {
     dirstat dir[2]; /* up: toward the T1 (from the NIC toward its T0); down: the reverse */
 } link;
 
+typedef struct key {
+    uint32_t src, dst;
+    uint16_t j;
+    uint8_t p;
+} key;
+
+typedef struct sample {
+    int64_t ms;
+    float loss;
+    uint8_t state;
+} sample;
+
+typedef struct ring {
+    uint64_t id; /* element: link index, or nlinks_all + switch */
+    uint32_t n, head;
+    int64_t last_ms;
+    sample s[HISTORY];
+} ring;
+
+typedef struct vec64 {
+    uint64_t *v;
+    size_t n, cap;
+} vec64;
+
 struct ctl_health {
     const fab_topo *topo;
     const fab_plan *plan;
     unsigned planes;
-    uint32_t nhosts;
+    uint32_t nhosts, nsw;
     uint64_t half_ms;
     uint32_t nt0[16], nt1[16];
     uint64_t base[16]; /* first T0-T1 link of each plane */
-    uint64_t nlinks;   /* T0-T1 links */
-    link *links;       /* T0-T1 links, then host ports (host * planes + plane) */
-    pthread_mutex_t lock;
+    uint64_t nlinks;   /* T0-T1 links; host ports follow, plane by plane */
+    uint64_t nall;     /* every link */
+    link *links;
+    uint16_t *hp_t0;   /* T0 index of host port (plane-major), UINT16_MAX: not cabled */
+    pthread_mutex_t lock, refresh_lock;
     uint64_t ingested;
+    bool dirty;        /* evidence since the snapshot */
     cls *cls;
     uint64_t ncls, cls_cap;
-    int64_t inferred_at; /* when the verdicts were last computed; 0: evidence since */
-    /* the inference's counts per direction: T0-T1 directions, then NIC directions */
-    uint32_t *lossy, *lossy0, *total;
-    uint64_t ncand;
+    key *lossy_keys;   /* classes that turned lossy, for the inference */
+    size_t nlossy_keys, lossy_cap;
+    uint32_t seq;
+    uint32_t *cand_n;  /* per direction: lossy classes not yet explained */
+    vec64 cand, blamed;
+    /* the snapshot */
+    int64_t snap_ms;
+    double cost_ms;
+    uint64_t *has;     /* links with evidence, a bit each */
+    uint8_t *st;       /* per link: its state at the snapshot */
+    vec64 by_state[4]; /* links in each state but no_data, in index order */
+    uint32_t (*sw_count)[4];
+    uint8_t *sw_st;
+    /* history */
+    ring *rings;
+    uint32_t nrings;
+    uint32_t *ring_slot; /* open addressing: ring index + 1 */
+    uint32_t ring_cap;
 };
 
 static const char *const states[] = {"no_data", "ok", "degraded", "bad"};
 enum { ST_NODATA, ST_OK, ST_DEGRADED, ST_BAD };
+
+static void vec_push(vec64 *v, uint64_t x)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 64;
+        v->v = util_xrealloc(v->v, v->cap * sizeof(*v->v));
+    }
+    v->v[v->n++] = x;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
 {
@@ -77,6 +149,7 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
     h->plan = fab_topo_plan(topo);
     h->planes = fab_topo_planes(topo);
     h->nhosts = fab_topo_nhosts(topo);
+    h->nsw = fab_topo_nswitches(topo);
     h->half_ms = window_ms / 2 ? window_ms / 2 : 1;
     for (unsigned p = 0; p < h->planes && p < 16; p++) {
         h->nt0[p] = fab_topo_nt0(topo, p);
@@ -84,12 +157,28 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
         h->base[p] = h->nlinks;
         h->nlinks += (uint64_t)h->nt0[p] * h->nt1[p];
     }
-    h->links = util_xcalloc(h->nlinks + (uint64_t)h->nhosts * h->planes, sizeof(link));
-    h->ncand = 2 * (h->nlinks + (uint64_t)h->nhosts * h->planes);
-    h->lossy = util_xcalloc(h->ncand + 1, sizeof(uint32_t));
-    h->lossy0 = util_xcalloc(h->ncand + 1, sizeof(uint32_t));
-    h->total = util_xcalloc(h->ncand + 1, sizeof(uint32_t));
+    h->nall = h->nlinks + (uint64_t)h->nhosts * h->planes;
+    h->links = util_xcalloc(h->nall + 1, sizeof(link));
+    h->hp_t0 = util_xmalloc(((uint64_t)h->nhosts * h->planes + 1) * sizeof(uint16_t));
+    for (unsigned p = 0; p < h->planes; p++) {
+        for (uint32_t host = 0; host < h->nhosts; host++) {
+            uint32_t sw;
+            unsigned port;
+            fab_switch s;
+            h->hp_t0[(uint64_t)p * h->nhosts + host] =
+                fab_host_attach(topo, host, p, &sw, &port) == 0 &&
+                        fab_switch_get(topo, sw, &s) == 0
+                    ? (uint16_t)s.index
+                    : UINT16_MAX;
+        }
+    }
+    h->cand_n = util_xcalloc(2 * h->nall + 1, sizeof(uint32_t));
+    h->has = util_xcalloc(h->nall / 64 + 1, sizeof(uint64_t));
+    h->st = util_xcalloc(h->nall + 1, 1);
+    h->sw_count = util_xcalloc(h->nsw + 1, sizeof(*h->sw_count));
+    h->sw_st = util_xcalloc(h->nsw + 1, 1);
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_init(&h->refresh_lock, NULL);
     return h;
 }
 
@@ -97,10 +186,22 @@ void ctl_health_free(ctl_health *h)
 {
     if (h) {
         pthread_mutex_destroy(&h->lock);
+        pthread_mutex_destroy(&h->refresh_lock);
         free(h->cls);
-        free(h->lossy);
-        free(h->lossy0);
-        free(h->total);
+        free(h->lossy_keys);
+        free(h->cand_n);
+        free(h->cand.v);
+        free(h->blamed.v);
+        free(h->has);
+        free(h->st);
+        for (int i = 0; i < 4; i++) {
+            free(h->by_state[i].v);
+        }
+        free(h->sw_count);
+        free(h->sw_st);
+        free(h->rings);
+        free(h->ring_slot);
+        free(h->hp_t0);
         free(h->links);
         free(h);
     }
@@ -111,24 +212,91 @@ uint64_t ctl_health_ingested(const ctl_health *h)
     return h->ingested;
 }
 
+static uint32_t half(const ctl_health *h, int64_t now)
+{
+    return (uint32_t)((uint64_t)now / h->half_ms);
+}
+
+static uint32_t sat_add(uint32_t a, uint64_t b)
+{
+    return b >= UINT32_MAX - a ? UINT32_MAX : a + (uint32_t)b;
+}
+
 /* Brings |d| to the half window of |now|: a half that ended moves to [1], an older one goes. */
 static void age(const ctl_health *h, dirstat *d, int64_t now)
 {
-    uint64_t e = (uint64_t)now / h->half_ms;
+    uint32_t e = half(h, now);
     if (d->epoch == e) {
         return;
     }
     if (d->epoch + 1 == e) {
         d->sent[1] = d->sent[0];
         d->lost[1] = d->lost[0];
+        d->ncls[1] = d->ncls[0];
+        d->nlossy[1] = d->nlossy[0];
     } else {
-        d->sent[1] = d->lost[1] = 0;
+        d->sent[1] = d->lost[1] = d->ncls[1] = d->nlossy[1] = 0;
         d->bad_evs = 0;
         d->nsrc = 0;
-        d->probed = false;
+        d->probed = 0;
     }
-    d->sent[0] = d->lost[0] = 0;
+    d->sent[0] = d->lost[0] = d->ncls[0] = d->nlossy[0] = 0;
     d->epoch = e;
+}
+
+static link *t0t1(ctl_health *h, unsigned p, unsigned a, unsigned j)
+{
+    return &h->links[h->base[p] + (uint64_t)a * h->nt1[p] + j];
+}
+
+static uint64_t nic_index(const ctl_health *h, uint32_t host, unsigned p)
+{
+    return h->nlinks + (uint64_t)p * h->nhosts + host;
+}
+
+static link *nic(ctl_health *h, uint32_t host, unsigned p)
+{
+    return &h->links[nic_index(h, host, p)];
+}
+
+/* The T0 index host port (host, p) hangs on, or -1. */
+static int t0_of(const ctl_health *h, uint32_t host, unsigned p)
+{
+    uint16_t a = h->hp_t0[(uint64_t)p * h->nhosts + host];
+    return a == UINT16_MAX ? -1 : a;
+}
+
+/* The link a direction belongs to. */
+static uint64_t link_of(const ctl_health *h, const dirstat *d)
+{
+    return (uint64_t)(((const char *)d - (const char *)h->links) / (ptrdiff_t)sizeof(link));
+}
+
+/* A direction's index: 2 x its link + 0 up, 1 down. */
+static uint64_t dir_index(const ctl_health *h, const dirstat *d)
+{
+    uint64_t l = link_of(h, d);
+    return 2 * l + (uint64_t)(d - h->links[l].dir);
+}
+
+static void add(ctl_health *h, dirstat *d, uint64_t sent, uint64_t lost, bool bad, uint32_t src,
+                int64_t now)
+{
+    age(h, d, now);
+    d->sent[0] = sat_add(d->sent[0], sent);
+    d->lost[0] = sat_add(d->lost[0], lost);
+    d->bad_evs = (uint16_t)(d->bad_evs + (bad && d->bad_evs < UINT16_MAX));
+    d->last_ms = now;
+    uint64_t l = link_of(h, d);
+    h->has[l / 64] |= 1ull << (l % 64);
+    for (unsigned i = 0; i < d->nsrc; i++) {
+        if (d->src[i] == src) {
+            return;
+        }
+    }
+    if (d->nsrc < SOURCES) {
+        d->src[d->nsrc++] = src;
+    }
 }
 
 static uint64_t mix(uint64_t x)
@@ -144,67 +312,77 @@ static uint64_t cls_hash(uint32_t src, uint32_t dst, unsigned p, unsigned j)
     return mix(((uint64_t)src << 32 | dst) ^ mix((uint64_t)p << 32 | j));
 }
 
-/* The class of (src, dst, p, j), made if new. */
-static cls *cls_get(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j, int64_t now)
+/* The directions a class's packets crossed (up to four): the sender's NIC up, T0 a to T1 j,
+ * T1 j down to T0 b, the receiver's NIC down. */
+static unsigned cls_dirs(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j,
+                         dirstat *out[4])
 {
-    if (2 * (h->ncls + 1) > h->cls_cap) {
-        /* grow, keeping only the entries with evidence still in the window */
-        cls *old = h->cls;
-        uint64_t oldcap = h->cls_cap, e = (uint64_t)now / h->half_ms;
-        h->cls_cap = oldcap ? oldcap * 2 : 1024;
-        h->cls = util_xcalloc(h->cls_cap, sizeof(cls));
-        h->ncls = 0;
-        for (uint64_t i = 0; i < oldcap; i++) {
-            const cls *o = &old[i];
-            if (o->src && o->epoch + 1 >= e) {
-                uint64_t k = cls_hash(o->src, o->dst, o->p, o->j) & (h->cls_cap - 1);
-                while (h->cls[k].src) {
-                    k = (k + 1) & (h->cls_cap - 1);
-                }
-                h->cls[k] = *o;
-                h->ncls++;
-            }
+    unsigned n = 0;
+    out[n++] = &nic(h, src, p)->dir[0];
+    out[n++] = &nic(h, dst, p)->dir[1];
+    if (j < h->nt1[p]) {
+        int a = t0_of(h, src, p), b = t0_of(h, dst, p);
+        if (a >= 0 && b >= 0) {
+            out[n++] = &t0t1(h, p, (unsigned)a, j)->dir[0];
+            out[n++] = &t0t1(h, p, (unsigned)b, j)->dir[1];
         }
-        free(old);
+    }
+    return n;
+}
+
+static cls *cls_find(const ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j)
+{
+    if (!h->cls_cap) {
+        return NULL;
     }
     uint64_t k = cls_hash(src + 1, dst + 1, p, j) & (h->cls_cap - 1);
     cls *c;
-    while ((c = &h->cls[k])->src &&
-           !(c->src == src + 1 && c->dst == dst + 1 && c->p == p && c->j == j)) {
+    while ((c = &h->cls[k])->src) {
+        if (c->src == src + 1 && c->dst == dst + 1 && c->p == p && c->j == j) {
+            return c;
+        }
         k = (k + 1) & (h->cls_cap - 1);
     }
-    if (!c->src) {
-        *c = (cls){.src = src + 1, .dst = dst + 1, .p = (uint16_t)p, .j = (uint16_t)j};
-        h->ncls++;
-    }
-    return c;
+    return NULL;
 }
 
-static void cls_add(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j,
-                    uint64_t sent, uint64_t lost, bool bad, int64_t now)
+/* Room for one more class: the table grows (to CLS_MAX slots), dropping the classes whose
+ * evidence is out of the window. False when it is full of live classes. */
+static bool cls_room(ctl_health *h, int64_t now)
 {
-    cls *c = cls_get(h, src, dst, p, j, now);
-    uint64_t e = (uint64_t)now / h->half_ms;
-    if (c->epoch != e) {
-        c->sent[1] = c->epoch + 1 == e ? c->sent[0] : 0;
-        c->lost[1] = c->epoch + 1 == e ? c->lost[0] : 0;
-        c->sent[0] = c->lost[0] = 0;
-        c->bad = c->epoch + 1 == e ? c->bad : 0;
-        c->epoch = e;
+    if (2 * (h->ncls + 1) <= h->cls_cap) {
+        return true;
     }
-    c->sent[0] += sent;
-    c->lost[0] += lost;
-    c->bad += bad;
+    cls *old = h->cls;
+    uint64_t oldcap = h->cls_cap;
+    uint32_t e = half(h, now);
+    h->cls_cap = !oldcap ? 1024 : oldcap < CLS_MAX ? oldcap * 2 : oldcap;
+    h->cls = util_xcalloc(h->cls_cap, sizeof(cls));
+    h->ncls = 0;
+    for (uint64_t i = 0; i < oldcap; i++) {
+        const cls *o = &old[i];
+        if (o->src && o->epoch + 1 >= e) {
+            uint64_t k = cls_hash(o->src, o->dst, o->p, o->j) & (h->cls_cap - 1);
+            while (h->cls[k].src) {
+                k = (k + 1) & (h->cls_cap - 1);
+            }
+            h->cls[k] = *o;
+            h->ncls++;
+        }
+    }
+    free(old);
+    /* at the cap a table full of live classes takes no more until they age */
+    return 2 * (h->ncls + 1) <= h->cls_cap || 10 * (h->ncls + 1) <= 7 * h->cls_cap;
 }
 
 /* A class's evidence in the window: -1 none, 0 clean, 1 lossy. */
 static int cls_lossy(const ctl_health *h, const cls *c, int64_t now)
 {
-    uint64_t e = (uint64_t)now / h->half_ms;
+    uint32_t e = half(h, now);
     if (!c->src || c->epoch + 1 < e) {
         return -1;
     }
-    uint64_t sent = c->sent[0] + c->sent[1], lost = c->lost[0] + c->lost[1];
+    uint64_t sent = (uint64_t)c->sent[0] + c->sent[1], lost = (uint64_t)c->lost[0] + c->lost[1];
     if (c->epoch + 1 == e) {
         sent = c->sent[0];
         lost = c->lost[0];
@@ -213,6 +391,59 @@ static int cls_lossy(const ctl_health *h, const cls *c, int64_t now)
         return -1;
     }
     return c->bad || (lost >= 3 && (double)lost >= 0.001 * (double)sent);
+}
+
+/* Counts evidence of class (src, dst, p, j): a class new in this half counts itself into the
+ * directions it crosses, and a class that turns lossy counts itself as lossy there and is
+ * remembered for the inference. */
+static void cls_add(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j,
+                    uint64_t sent, uint64_t lost, bool bad, int64_t now)
+{
+    cls *c = cls_find(h, src, dst, p, j);
+    uint32_t e = half(h, now);
+    dirstat *dirs[4];
+    unsigned nd = cls_dirs(h, src, dst, p, j, dirs);
+    if (!c) {
+        if (!cls_room(h, now)) {
+            for (unsigned k = 0; k < nd; k++) { /* counted, not remembered */
+                dirs[k]->ncls[0]++;
+            }
+            return;
+        }
+        uint64_t k = cls_hash(src + 1, dst + 1, p, j) & (h->cls_cap - 1);
+        while (h->cls[k].src) {
+            k = (k + 1) & (h->cls_cap - 1);
+        }
+        c = &h->cls[k];
+        *c = (cls){.src = src + 1, .dst = dst + 1, .p = (uint8_t)p, .j = (uint16_t)j,
+                   .epoch = e - 2};
+        h->ncls++;
+    }
+    if (c->epoch != e) {
+        bool prev = c->epoch + 1 == e;
+        c->sent[1] = prev ? c->sent[0] : 0;
+        c->lost[1] = prev ? c->lost[0] : 0;
+        c->sent[0] = c->lost[0] = 0;
+        c->bad = prev ? c->bad : 0;
+        c->epoch = e;
+        for (unsigned k = 0; k < nd; k++) {
+            dirs[k]->ncls[0]++;
+        }
+    }
+    c->sent[0] = sat_add(c->sent[0], sent);
+    c->lost[0] = sat_add(c->lost[0], lost);
+    c->bad = (uint16_t)(c->bad + (bad && c->bad < UINT16_MAX));
+    if (c->lossy_epoch != e + 1 && cls_lossy(h, c, now) == 1) {
+        c->lossy_epoch = e + 1;
+        for (unsigned k = 0; k < nd; k++) {
+            dirs[k]->nlossy[0]++;
+        }
+        if (h->nlossy_keys == h->lossy_cap) {
+            h->lossy_cap = h->lossy_cap ? 2 * h->lossy_cap : 256;
+            h->lossy_keys = util_xrealloc(h->lossy_keys, h->lossy_cap * sizeof(key));
+        }
+        h->lossy_keys[h->nlossy_keys++] = (key){src, dst, (uint16_t)j, (uint8_t)p};
+    }
 }
 
 static uint32_t name_hash(const char *s)
@@ -224,28 +455,10 @@ static uint32_t name_hash(const char *s)
     return x | 1;
 }
 
-static void add(const ctl_health *h, dirstat *d, uint64_t sent, uint64_t lost, bool bad,
-                uint32_t src, int64_t now)
-{
-    age(h, d, now);
-    d->sent[0] += sent;
-    d->lost[0] += lost;
-    d->bad_evs += bad;
-    d->last_ms = now;
-    for (unsigned i = 0; i < d->nsrc; i++) {
-        if (d->src[i] == src) {
-            return;
-        }
-    }
-    if (d->nsrc < SOURCES) {
-        d->src[d->nsrc++] = src;
-    }
-}
-
 static int judge(const ctl_health *h, dirstat *d, int64_t now, unsigned min_sources)
 {
     age(h, d, now);
-    uint64_t sent = d->sent[0] + d->sent[1], lost = d->lost[0] + d->lost[1];
+    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
     if (sent == 0 && d->bad_evs == 0) {
         return ST_NODATA;
     }
@@ -263,17 +476,32 @@ static int judge(const ctl_health *h, dirstat *d, int64_t now, unsigned min_sour
     return ST_OK;
 }
 
-static json_object *dir_json(const ctl_health *h, dirstat *d, int st, int64_t now)
+static int worst(int a, int b)
 {
-    (void)now;
-    (void)h;
-    uint64_t sent = d->sent[0] + d->sent[1], lost = d->lost[0] + d->lost[1];
+    return a > b ? a : b;
+}
+
+static double loss_rate(const dirstat *d)
+{
+    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
+    return sent ? (double)lost / (double)sent : 0;
+}
+
+/* A link's state: T0-T1 links need two reporters; a NIC's uplink only its own host sees. */
+static int link_state(ctl_health *h, uint64_t l, int64_t now)
+{
+    unsigned su = l < h->nlinks ? 2 : 1;
+    return worst(judge(h, &h->links[l].dir[0], now, su), judge(h, &h->links[l].dir[1], now, 2));
+}
+
+static json_object *dir_json(dirstat *d, int st)
+{
+    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
     json_object *j = json_object_new_object();
     json_object_object_add(j, "state", json_object_new_string(states[st]));
     json_object_object_add(j, "sent", json_object_new_int64((int64_t)sent));
     json_object_object_add(j, "lost", json_object_new_int64((int64_t)lost));
-    json_object_object_add(j, "loss_rate",
-                           json_object_new_double(sent ? (double)lost / (double)sent : 0));
+    json_object_object_add(j, "loss_rate", json_object_new_double(loss_rate(d)));
     json_object_object_add(j, "sources", json_object_new_int(d->nsrc));
     json_object_object_add(j, "probed", json_object_new_boolean(d->probed));
     json_object_object_add(j, "assumed_bad_evs", json_object_new_int64(d->bad_evs));
@@ -285,26 +513,286 @@ static json_object *dir_json(const ctl_health *h, dirstat *d, int st, int64_t no
     return j;
 }
 
-static link *t0t1(ctl_health *h, unsigned p, unsigned a, unsigned j)
+static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned i)
 {
-    return &h->links[h->base[p] + (uint64_t)a * h->nt1[p] + j];
-}
-
-static link *nic(ctl_health *h, uint32_t host, unsigned p)
-{
-    return &h->links[h->nlinks + (uint64_t)host * h->planes + p];
-}
-
-/* The T0 index host port (host, p) hangs on, or -1. */
-static int t0_of(const ctl_health *h, uint32_t host, unsigned p)
-{
-    uint32_t sw;
-    unsigned port;
     fab_switch s;
-    if (fab_host_attach(h->topo, host, p, &sw, &port) != 0 || fab_switch_get(h->topo, sw, &s) != 0) {
-        return -1;
+    uint32_t sw = fab_switch_at(h->topo, p, t, i);
+    return sw != FAB_NONE && fab_switch_get(h->topo, sw, &s) == 0 ? s.name : "?";
+}
+
+/* Link |l|'s plane, and its T0 and T1 indexes (a T0-T1 link) or host (a host port). */
+static void link_where(const ctl_health *h, uint64_t l, unsigned *pp, unsigned *pa, unsigned *pj,
+                       uint32_t *phost)
+{
+    if (l >= h->nlinks) {
+        *pp = (unsigned)((l - h->nlinks) / h->nhosts);
+        *phost = (uint32_t)((l - h->nlinks) % h->nhosts);
+        *pa = (unsigned)t0_of(h, *phost, *pp);
+        *pj = UINT32_MAX;
+        return;
     }
-    return (int)s.index;
+    unsigned p = 0;
+    while (p + 1 < h->planes && l >= h->base[p + 1]) {
+        p++;
+    }
+    *pp = p;
+    *pa = (unsigned)((l - h->base[p]) / h->nt1[p]);
+    *pj = (unsigned)((l - h->base[p]) % h->nt1[p]);
+    *phost = FAB_NONE;
+}
+
+static void link_name(const ctl_health *h, uint64_t l, char *name, size_t len)
+{
+    unsigned p, a, j;
+    uint32_t host;
+    link_where(h, l, &p, &a, &j, &host);
+    if (host != FAB_NONE) {
+        snprintf(name, len, "%s:%u", fab_host_name(h->topo, host), p);
+    } else {
+        snprintf(name, len, "%s~%s", sw_name(h, p, FAB_TIER_T0, a), sw_name(h, p, FAB_TIER_T1, j));
+    }
+}
+
+static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
+{
+    char name[200];
+    unsigned p, a, j;
+    uint32_t host;
+    link_where(h, l, &p, &a, &j, &host);
+    link_name(h, l, name, sizeof(name));
+    link *k = &h->links[l];
+    int su = judge(h, &k->dir[0], now, host != FAB_NONE ? 1 : 2), sd = judge(h, &k->dir[1], now, 2);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "link", json_object_new_string(name));
+    json_object_object_add(o, "plane", json_object_new_int((int)p));
+    json_object_object_add(o, "state", json_object_new_string(states[worst(su, sd)]));
+    json_object_object_add(o, "up", dir_json(&k->dir[0], su));
+    json_object_object_add(o, "down", dir_json(&k->dir[1], sd));
+    if (pst) {
+        *pst = worst(su, sd);
+    }
+    return o;
+}
+
+/* The verdicts: which directions the lossy classes point at. A greedy cover: the direction
+ * (a NIC's or a T0-T1 link's) that explains the most lossy classes not yet explained, among
+ * those whose classes are mostly lossy (a bad link loses on all its paths; a good link on the
+ * same paths keeps its other paths clean), until none explains more. Then a switch whose
+ * links are mostly blamed is blamed itself (see the snapshot). */
+static void infer(ctl_health *h, int64_t now)
+{
+    for (size_t i = 0; i < h->blamed.n; i++) {
+        h->links[h->blamed.v[i] / 2].dir[h->blamed.v[i] % 2].blamed = 0;
+    }
+    h->blamed.n = 0;
+    h->seq++;
+    cls **lc = util_xmalloc((h->nlossy_keys + 1) * sizeof(*lc));
+    size_t n = 0, kept = 0;
+    dirstat *dirs[4];
+    for (size_t i = 0; i < h->nlossy_keys; i++) {
+        key k = h->lossy_keys[i];
+        cls *c = cls_find(h, k.src, k.dst, k.p, k.j);
+        if (!c || c->mark == h->seq || cls_lossy(h, c, now) != 1) {
+            continue; /* gone, twice in the list, or no longer lossy */
+        }
+        c->mark = h->seq;
+        h->lossy_keys[kept++] = k;
+        lc[n++] = c;
+        unsigned nd = cls_dirs(h, k.src, k.dst, k.p, k.j, dirs);
+        for (unsigned d = 0; d < nd; d++) {
+            uint64_t di = dir_index(h, dirs[d]);
+            if (h->cand_n[di]++ == 0) {
+                vec_push(&h->cand, di);
+            }
+        }
+    }
+    h->nlossy_keys = kept;
+    uint8_t *covered = util_xcalloc(n + 1, 1);
+    for (;;) {
+        uint64_t best = UINT64_MAX;
+        uint32_t bestn = 0;
+        for (size_t i = 0; i < h->cand.n; i++) {
+            uint64_t di = h->cand.v[i];
+            dirstat *d = &h->links[di / 2].dir[di % 2];
+            age(h, d, now);
+            uint64_t tot = (uint64_t)d->ncls[0] + d->ncls[1], lossy = (uint64_t)d->nlossy[0] + d->nlossy[1];
+            if (h->cand_n[di] > bestn && 4 * lossy >= 3 * tot) {
+                best = di;
+                bestn = h->cand_n[di];
+            }
+        }
+        if (best == UINT64_MAX) {
+            break;
+        }
+        h->links[best / 2].dir[best % 2].blamed = 1;
+        vec_push(&h->blamed, best);
+        dirstat *bd = &h->links[best / 2].dir[best % 2];
+        for (size_t i = 0; i < n; i++) {
+            if (covered[i]) {
+                continue;
+            }
+            unsigned nd = cls_dirs(h, lc[i]->src - 1, lc[i]->dst - 1, lc[i]->p, lc[i]->j, dirs);
+            bool hit = false;
+            for (unsigned d = 0; d < nd; d++) {
+                hit |= dirs[d] == bd;
+            }
+            if (hit) {
+                covered[i] = 1;
+                for (unsigned d = 0; d < nd; d++) {
+                    h->cand_n[dir_index(h, dirs[d])]--;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < h->cand.n; i++) {
+        h->cand_n[h->cand.v[i]] = 0;
+    }
+    h->cand.n = 0;
+    free(covered);
+    free(lc);
+}
+
+/* The history of element |id|, made if new and there is room; NULL otherwise. */
+static ring *ring_of(ctl_health *h, uint64_t id, bool make)
+{
+    if (!h->ring_cap) {
+        if (!make) {
+            return NULL;
+        }
+        h->ring_cap = 2 * HISTORY_ELEMENTS;
+        h->ring_slot = util_xcalloc(h->ring_cap, sizeof(uint32_t));
+    }
+    uint64_t k = mix(id + 1) & (h->ring_cap - 1);
+    while (h->ring_slot[k]) {
+        if (h->rings[h->ring_slot[k] - 1].id == id) {
+            return &h->rings[h->ring_slot[k] - 1];
+        }
+        k = (k + 1) & (h->ring_cap - 1);
+    }
+    if (!make || h->nrings == HISTORY_ELEMENTS) {
+        return NULL;
+    }
+    if ((h->nrings & (h->nrings - 1)) == 0) { /* grow at powers of two */
+        h->rings = util_xrealloc(h->rings, (h->nrings ? 2 * h->nrings : 1) * sizeof(ring));
+    }
+    ring *r = &h->rings[h->nrings];
+    memset(r, 0, sizeof(*r));
+    r->id = id;
+    h->ring_slot[k] = ++h->nrings;
+    return r;
+}
+
+/* Records |state| of element |id| when it changed, or while it is unhealthy every so often;
+ * healthy elements that were never anything else keep no history. */
+static void history(ctl_health *h, uint64_t id, int from, int to, double loss, int64_t now)
+{
+    bool change = from != to && (from >= ST_DEGRADED || to >= ST_DEGRADED);
+    ring *r = ring_of(h, id, change);
+    if (!r || !(from != to || (to >= ST_DEGRADED && now - r->last_ms >= HISTORY_SAMPLE_MS))) {
+        return;
+    }
+    r->s[r->head] = (sample){now, (float)loss, (uint8_t)to};
+    r->head = (r->head + 1) % HISTORY;
+    r->n += r->n < HISTORY;
+    r->last_ms = now;
+}
+
+/* A switch's state from its links: many of them at once point at the switch itself. */
+static int switch_state(const uint32_t c[4])
+{
+    uint32_t seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
+    return seen == 0                                  ? ST_NODATA
+           : c[ST_BAD] >= 2 && 2 * c[ST_BAD] >= seen ? ST_BAD
+           : c[ST_BAD] + c[ST_DEGRADED] >= 2 && 2 * (c[ST_BAD] + c[ST_DEGRADED]) >= seen
+               ? ST_DEGRADED
+               : ST_OK;
+}
+
+/* The snapshot: verdicts, then the state of every link with evidence, judged a slice at a
+ * time so that reports get in between; links whose evidence aged out leave the set. Called
+ * with refresh_lock held, without h->lock. */
+static void refresh(ctl_health *h, int64_t now)
+{
+    int64_t t0 = mono_ms();
+    pthread_mutex_lock(&h->lock);
+    h->dirty = false;
+    infer(h, now);
+    for (int s = 0; s < 4; s++) {
+        h->by_state[s].n = 0;
+    }
+    memset(h->sw_count, 0, (size_t)h->nsw * sizeof(*h->sw_count));
+    uint64_t words = h->nall / 64 + 1, done = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t bits = h->has[w];
+        while (bits) {
+            uint64_t l = w * 64 + (uint64_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            int st = link_state(h, l, now), was = h->st[l];
+            h->st[l] = (uint8_t)st;
+            if (st == ST_NODATA) {
+                h->has[w] &= ~(1ull << (l % 64));
+            } else {
+                vec_push(&h->by_state[st], l);
+            }
+            unsigned p, a, j;
+            uint32_t host;
+            link_where(h, l, &p, &a, &j, &host);
+            uint32_t t0 = fab_switch_at(h->topo, p, FAB_TIER_T0, a);
+            uint32_t t1 = host == FAB_NONE ? fab_switch_at(h->topo, p, FAB_TIER_T1, j) : FAB_NONE;
+            if (t0 != FAB_NONE) {
+                h->sw_count[t0][st]++;
+            }
+            if (t1 != FAB_NONE) {
+                h->sw_count[t1][st]++;
+            }
+            if (st != was || st >= ST_DEGRADED) {
+                double up = loss_rate(&h->links[l].dir[0]), down = loss_rate(&h->links[l].dir[1]);
+                double loss = up > down ? up : down;
+                history(h, l, was, st, loss, now);
+            }
+            if (++done % SLICE == 0) { /* let reports in */
+                pthread_mutex_unlock(&h->lock);
+                pthread_mutex_lock(&h->lock);
+            }
+        }
+    }
+    for (uint32_t sw = 0; sw < h->nsw; sw++) {
+        int st = switch_state(h->sw_count[sw]), was = h->sw_st[sw];
+        if (st != was || st >= ST_DEGRADED) {
+            uint32_t *c = h->sw_count[sw], seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
+            history(h, h->nall + sw, was, st,
+                    seen ? (double)(c[ST_BAD] + c[ST_DEGRADED]) / seen : 0, now);
+        }
+        h->sw_st[sw] = (uint8_t)st;
+    }
+    h->snap_ms = now ? now : 1;
+    h->cost_ms = (double)(mono_ms() - t0);
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Refreshes the snapshot when evidence came and the last refresh is ten of its own costs old
+ * (a small fabric: at once; a loaded large one: a few times a second), or a second passed.
+ * One refresh at a time; the others read the snapshot there is. */
+static void fresh(ctl_health *h, int64_t now)
+{
+    pthread_mutex_lock(&h->lock);
+    bool have = h->snap_ms != 0;
+    double age_ms = (double)(now - h->snap_ms);
+    bool need = !have || age_ms >= 1000 || age_ms < 0 ||
+                (h->dirty && age_ms >= 10 * h->cost_ms);
+    pthread_mutex_unlock(&h->lock);
+    if (!need) {
+        return;
+    }
+    if (have) {
+        if (pthread_mutex_trylock(&h->refresh_lock) != 0) {
+            return;
+        }
+    } else {
+        pthread_mutex_lock(&h->refresh_lock);
+    }
+    refresh(h, now);
+    pthread_mutex_unlock(&h->refresh_lock);
 }
 
 static bool get_u64(json_object *o, const char *key, uint64_t *v, char *why, size_t whylen)
@@ -409,7 +897,6 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
         pthread_mutex_lock(&h->lock);
         for (size_t i = 0; i < n; i++) {
             unsigned j = v[i].a != v[i].b ? v[i].j : h->nt1[v[i].p]; /* nt1: T0-local */
-            cls_add(h, src, v[i].dst, v[i].p, j, v[i].sent, v[i].lost, v[i].bad, now);
             add(h, &nic(h, src, v[i].p)->dir[0], v[i].sent, v[i].lost, v[i].bad, id, now);
             add(h, &nic(h, v[i].dst, v[i].p)->dir[1], v[i].sent, v[i].lost, v[i].bad, id, now);
             if (v[i].a != v[i].b) {
@@ -418,9 +905,10 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
                 add(h, &t0t1(h, v[i].p, (unsigned)v[i].b, v[i].j)->dir[1], v[i].sent, v[i].lost,
                     v[i].bad, id, now);
             }
+            cls_add(h, src, v[i].dst, v[i].p, j, v[i].sent, v[i].lost, v[i].bad, now);
         }
         h->ingested++;
-        h->inferred_at = 0;
+        h->dirty = true;
         pthread_mutex_unlock(&h->lock);
     }
     free(v);
@@ -443,12 +931,12 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
         return 400;
     }
     typedef struct one {
-        dirstat *d;
+        uint64_t l;
+        unsigned dir;
         uint64_t sent, lost;
     } one;
     one *v = util_xcalloc(n ? n : 1, sizeof(*v));
     int status = 0;
-    pthread_mutex_lock(&h->lock);
     for (size_t i = 0; i < n && !status; i++) {
         json_object *e = json_object_array_get_idx(res, i);
         const char *el = json_object_is_type(e, json_type_object) ? get_str(e, "element") : NULL;
@@ -470,215 +958,169 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
                      x.kind == CTL_EL_SWITCH ? "a probe result names a link or a host port" : bad);
             status = 422;
         } else {
-            link *l = x.kind == CTL_EL_PORT ? nic(h, x.host, x.plane) : t0t1(h, x.plane, x.t0, x.t1);
-            v[i].d = &l->dir[strcmp(scope, "up") == 0 ? 0 : 1];
+            v[i].l = x.kind == CTL_EL_PORT
+                         ? nic_index(h, x.host, x.plane)
+                         : h->base[x.plane] + (uint64_t)x.t0 * h->nt1[x.plane] + x.t1;
+            v[i].dir = strcmp(scope, "up") == 0 ? 0 : 1;
         }
     }
     if (status == 0) {
+        pthread_mutex_lock(&h->lock);
         for (size_t i = 0; i < n; i++) {
-            add(h, v[i].d, v[i].sent, v[i].lost, false, name_hash(reporter), now);
-            v[i].d->probed = true; /* a named element's own loss: no guess across paths */
+            dirstat *d = &h->links[v[i].l].dir[v[i].dir];
+            add(h, d, v[i].sent, v[i].lost, false, name_hash(reporter), now);
+            d->probed = 1; /* a named element's own loss: no guess across paths */
         }
         h->ingested++;
-        h->inferred_at = 0;
+        h->dirty = true;
+        pthread_mutex_unlock(&h->lock);
     }
-    pthread_mutex_unlock(&h->lock);
     free(v);
     return status;
 }
 
-/* The directions a class's packets crossed (up to four): the sender's NIC up, T0 a to T1 j,
- * T1 j down to T0 b, the receiver's NIC down; as candidate indexes. */
-static unsigned cls_dirs(const ctl_health *h, const cls *c, uint64_t out[4])
-{
-    uint32_t src = c->src - 1, dst = c->dst - 1;
-    unsigned p = c->p, n = 0;
-    uint64_t nics = 2 * h->nlinks;
-    out[n++] = nics + 2 * ((uint64_t)src * h->planes + p);
-    out[n++] = nics + 2 * ((uint64_t)dst * h->planes + p) + 1;
-    if (c->j < h->nt1[p]) {
-        int a = t0_of(h, src, p), b = t0_of(h, dst, p);
-        if (a >= 0 && b >= 0) {
-            out[n++] = 2 * (h->base[p] + (uint64_t)a * h->nt1[p] + c->j);
-            out[n++] = 2 * (h->base[p] + (uint64_t)b * h->nt1[p] + c->j) + 1;
-        }
-    }
-    return n;
-}
+/* The links a filter's plane or switch allows, in index order, as ranges [lo, hi) and single
+ * links; a T0's host ports are collected, a T1's links are strided. */
+typedef struct space {
+    uint64_t lo[2], hi[2]; /* up to two ranges */
+    unsigned nr;
+    vec64 one; /* or these links */
+} space;
 
-static dirstat *cand_dir(ctl_health *h, uint64_t d)
+static void space_of(ctl_health *h, const ctl_link_filter *f, space *sp)
 {
-    return &h->links[d / 2].dir[d % 2]; /* T0-T1 links then NICs, in one array */
-}
-
-/* The verdicts: which directions the lossy classes point at. A greedy cover: the direction
- * (a NIC's or a T0-T1 link's) that explains the most lossy classes not yet explained, among
- * those whose classes are mostly lossy (a bad link loses on all its paths; a good link on the
- * same paths keeps its other paths clean), until none explains more. Then a switch whose
- * links are mostly blamed is blamed itself (ctl_health_switches). */
-static void infer(ctl_health *h, int64_t now)
-{
-    memset(h->lossy, 0, h->ncand * sizeof(uint32_t));
-    memset(h->total, 0, h->ncand * sizeof(uint32_t));
-    for (uint64_t d = 0; d < h->ncand; d++) {
-        cand_dir(h, d)->blamed = false;
-    }
-    uint64_t dirs[4];
-    for (uint64_t i = 0; i < h->cls_cap; i++) {
-        int st = cls_lossy(h, &h->cls[i], now);
-        if (st < 0) {
-            continue;
+    memset(sp, 0, sizeof(*sp));
+    if (f->sw != FAB_NONE) {
+        fab_switch s;
+        fab_switch_get(h->topo, f->sw, &s);
+        unsigned p = s.plane;
+        if ((f->plane != UINT32_MAX && f->plane != p) || p >= h->planes) {
+            return;
         }
-        unsigned n = cls_dirs(h, &h->cls[i], dirs);
-        for (unsigned k = 0; k < n; k++) {
-            h->total[dirs[k]]++;
-            h->lossy[dirs[k]] += (uint32_t)st;
+        if (s.tier == FAB_TIER_T1) {
+            for (uint32_t a = 0; a < h->nt0[p]; a++) {
+                vec_push(&sp->one, h->base[p] + (uint64_t)a * h->nt1[p] + s.index);
+            }
+            return;
         }
-    }
-    memcpy(h->lossy0, h->lossy, h->ncand * sizeof(uint32_t));
-    uint8_t *covered = util_xcalloc(h->cls_cap ? h->cls_cap : 1, 1);
-    for (;;) {
-        uint64_t best = UINT64_MAX;
-        uint32_t bestn = 0;
-        for (uint64_t d = 0; d < h->ncand; d++) {
-            if (h->lossy[d] > bestn && 4 * (uint64_t)h->lossy0[d] >= 3 * (uint64_t)h->total[d]) {
-                best = d;
-                bestn = h->lossy[d];
+        for (uint32_t j = 0; j < h->nt1[p]; j++) {
+            vec_push(&sp->one, h->base[p] + (uint64_t)s.index * h->nt1[p] + j);
+        }
+        size_t first = sp->one.n;
+        for (unsigned port = 0; port < s.nports; port++) {
+            fab_peer peer;
+            if (fab_switch_peer(h->topo, f->sw, port, &peer) == 0 && peer.kind == FAB_PEER_HOST &&
+                peer.port == p) {
+                vec_push(&sp->one, nic_index(h, peer.id, p));
             }
         }
-        if (best == UINT64_MAX) {
-            break;
+        /* host ports in index order */
+        for (size_t i = first + 1; i < sp->one.n; i++) {
+            for (size_t k = i; k > first && sp->one.v[k - 1] > sp->one.v[k]; k--) {
+                uint64_t t = sp->one.v[k];
+                sp->one.v[k] = sp->one.v[k - 1];
+                sp->one.v[k - 1] = t;
+            }
         }
-        cand_dir(h, best)->blamed = true;
-        for (uint64_t i = 0; i < h->cls_cap; i++) {
-            if (covered[i] || cls_lossy(h, &h->cls[i], now) != 1) {
-                continue;
-            }
-            unsigned n = cls_dirs(h, &h->cls[i], dirs);
-            bool hit = false;
-            for (unsigned k = 0; k < n; k++) {
-                hit |= dirs[k] == best;
-            }
-            if (hit) {
-                covered[i] = 1;
-                for (unsigned k = 0; k < n; k++) {
-                    h->lossy[dirs[k]]--;
-                }
-            }
+        return;
+    }
+    if (f->plane == UINT32_MAX) {
+        sp->lo[0] = 0;
+        sp->hi[0] = h->nall;
+        sp->nr = 1;
+        return;
+    }
+    unsigned p = f->plane;
+    sp->lo[0] = h->base[p];
+    sp->hi[0] = h->base[p] + (uint64_t)h->nt0[p] * h->nt1[p];
+    sp->lo[1] = nic_index(h, 0, p);
+    sp->hi[1] = sp->lo[1] + h->nhosts;
+    sp->nr = 2;
+}
+
+/* Whether link |l| exists: a host port must be cabled. */
+static bool link_exists(const ctl_health *h, uint64_t l)
+{
+    return l < h->nlinks || h->hp_t0[l - h->nlinks] != UINT16_MAX;
+}
+
+/* The first index in sorted |v| not below |x|. */
+static size_t lower(const vec64 *v, uint64_t x)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->v[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
     }
-    free(covered);
-    h->inferred_at = now ? now : 1;
+    return lo;
 }
 
-/* The verdicts, computed again when evidence came or half a second passed. */
-static void refresh(ctl_health *h, int64_t now)
-{
-    if (h->inferred_at == 0 || now - h->inferred_at >= 500) {
-        infer(h, now);
-    }
-}
-
-static int worst(int a, int b)
-{
-    return a > b ? a : b;
-}
-
-static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned i)
-{
-    fab_switch s;
-    uint32_t sw = fab_switch_at(h->topo, p, t, i);
-    return sw != FAB_NONE && fab_switch_get(h->topo, sw, &s) == 0 ? s.name : "?";
-}
-
-static json_object *link_item(ctl_health *h, link *l, const char *name, unsigned p,
-                              unsigned min_src_up, unsigned min_src_down, int64_t now, int *pst)
-{
-    int su = judge(h, &l->dir[0], now, min_src_up), sd = judge(h, &l->dir[1], now, min_src_down);
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "link", json_object_new_string(name));
-    json_object_object_add(j, "plane", json_object_new_int((int)p));
-    json_object_object_add(j, "state", json_object_new_string(states[worst(su, sd)]));
-    json_object_object_add(j, "up", dir_json(h, &l->dir[0], su, now));
-    json_object_object_add(j, "down", dir_json(h, &l->dir[1], sd, now));
-    *pst = worst(su, sd);
-    return j;
-}
-
-/* Calls |fn| for every link the filter's plane and switch allow, T0-T1 links first. */
-typedef void (*link_fn)(ctl_health *h, link *l, const char *name, unsigned p, unsigned su,
-                        unsigned sd, uint32_t t0, uint32_t t1, void *user);
-
-static void each_link(ctl_health *h, const ctl_link_filter *f, link_fn fn, void *user)
-{
-    char name[200];
-    for (unsigned p = 0; p < h->planes; p++) {
-        if (f->plane != UINT32_MAX && p != f->plane) {
-            continue;
-        }
-        for (unsigned a = 0; a < h->nt0[p]; a++) {
-            uint32_t t0 = fab_switch_at(h->topo, p, FAB_TIER_T0, a);
-            for (unsigned j = 0; j < h->nt1[p]; j++) {
-                uint32_t t1 = fab_switch_at(h->topo, p, FAB_TIER_T1, j);
-                if (f->sw != FAB_NONE && f->sw != t0 && f->sw != t1) {
-                    continue;
-                }
-                snprintf(name, sizeof(name), "%s~%s", sw_name(h, p, FAB_TIER_T0, a),
-                         sw_name(h, p, FAB_TIER_T1, j));
-                fn(h, t0t1(h, p, a, j), name, p, 2, 2, t0, t1, user);
-            }
-        }
-    }
-    for (uint32_t host = 0; host < h->nhosts; host++) {
-        for (unsigned p = 0; p < h->planes; p++) {
-            uint32_t t0;
-            unsigned port;
-            if ((f->plane != UINT32_MAX && p != f->plane) ||
-                fab_host_attach(h->topo, host, p, &t0, &port) != 0 ||
-                (f->sw != FAB_NONE && f->sw != t0)) {
-                continue;
-            }
-            snprintf(name, sizeof(name), "%s:%u", fab_host_name(h->topo, host), p);
-            /* the NIC's uplink is seen by its own host only */
-            fn(h, nic(h, host, p), name, p, 1, 2, t0, FAB_NONE, user);
-        }
-    }
-}
-
-typedef struct page {
+typedef struct pager {
     const ctl_link_filter *f;
     json_object *items;
     uint64_t matched;
     int64_t now;
-} page;
+} pager;
 
-static void page_fn(ctl_health *h, link *l, const char *name, unsigned p, unsigned su,
-                    unsigned sd, uint32_t t0, uint32_t t1, void *user)
+static void take(ctl_health *h, pager *pg, uint64_t l)
 {
-    (void)t0;
-    (void)t1;
-    page *pg = user;
-    int st;
-    json_object *item = link_item(h, l, name, p, su, sd, pg->now, &st);
-    if (pg->f->state && strcmp(pg->f->state, states[st]) != 0) {
-        json_object_put(item);
-        return;
-    }
     if (pg->matched >= pg->f->offset && pg->matched < pg->f->offset + pg->f->limit) {
-        json_object_array_add(pg->items, item);
-    } else {
-        json_object_put(item);
+        json_object_array_add(pg->items, link_item(h, l, pg->now, NULL));
     }
     pg->matched++;
 }
 
 json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now)
 {
-    page pg = {.f = f, .items = json_object_new_array(), .now = now};
+    int want = -1;
+    for (int s = 0; f->state && s < 4; s++) {
+        want = strcmp(f->state, states[s]) == 0 ? s : want;
+    }
+    fresh(h, now);
+    space sp;
+    space_of(h, f, &sp);
+    pager pg = {.f = f, .items = json_object_new_array(), .now = now};
     pthread_mutex_lock(&h->lock);
-    refresh(h, now);
-    each_link(h, f, page_fn, &pg);
+    if (sp.one.n || !sp.nr) {
+        for (size_t i = 0; i < sp.one.n; i++) {
+            if (link_exists(h, sp.one.v[i]) && (want < 0 || h->st[sp.one.v[i]] == want)) {
+                take(h, &pg, sp.one.v[i]);
+            }
+        }
+    } else if (want > ST_NODATA) {
+        /* the snapshot's list of that state, cut to the filter's ranges */
+        const vec64 *v = &h->by_state[want];
+        for (unsigned r = 0; r < sp.nr; r++) {
+            size_t a = lower(v, sp.lo[r]), b = lower(v, sp.hi[r]);
+            uint64_t skip = pg.matched < f->offset ? f->offset - pg.matched : 0;
+            if (skip >= b - a) {
+                pg.matched += b - a;
+                continue;
+            }
+            pg.matched += skip;
+            for (size_t i = a + skip; i < b; i++) {
+                if (pg.matched >= f->offset + f->limit) {
+                    pg.matched += b - i; /* the rest only counts */
+                    break;
+                }
+                take(h, &pg, v->v[i]);
+            }
+        }
+    } else {
+        for (unsigned r = 0; r < sp.nr; r++) {
+            for (uint64_t l = sp.lo[r]; l < sp.hi[r]; l++) {
+                if (link_exists(h, l) && (want < 0 || h->st[l] == ST_NODATA)) {
+                    take(h, &pg, l);
+                }
+            }
+        }
+    }
     pthread_mutex_unlock(&h->lock);
+    free(sp.one.v);
     json_object *j = json_object_new_object();
     json_object_object_add(j, "total", json_object_new_int64((int64_t)pg.matched));
     json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
@@ -686,56 +1128,35 @@ json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t n
     return j;
 }
 
-typedef struct tally {
-    uint32_t (*count)[4]; /* per switch, links by state */
-    int64_t now;
-} tally;
-
-static void tally_fn(ctl_health *h, link *l, const char *name, unsigned p, unsigned su,
-                     unsigned sd, uint32_t t0, uint32_t t1, void *user)
-{
-    (void)name;
-    (void)p;
-    tally *t = user;
-    int st = worst(judge(h, &l->dir[0], t->now, su), judge(h, &l->dir[1], t->now, sd));
-    if (t0 != FAB_NONE) {
-        t->count[t0][st]++;
-    }
-    if (t1 != FAB_NONE) {
-        t->count[t1][st]++;
-    }
-}
-
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now)
 {
-    uint32_t nsw = fab_topo_nswitches(h->topo);
-    tally t = {.count = util_xcalloc(nsw, sizeof(*t.count)), .now = now};
-    ctl_link_filter all = *f;
-    all.sw = FAB_NONE;
-    pthread_mutex_lock(&h->lock);
-    refresh(h, now);
-    each_link(h, &all, tally_fn, &t);
-    pthread_mutex_unlock(&h->lock);
+    fresh(h, now);
     json_object *items = json_object_new_array();
     uint64_t matched = 0;
-    for (uint32_t sw = 0; sw < nsw; sw++) {
+    pthread_mutex_lock(&h->lock);
+    for (uint32_t sw = 0; sw < h->nsw; sw++) {
         fab_switch s;
         if (fab_switch_get(h->topo, sw, &s) != 0 || (f->plane != UINT32_MAX && s.plane != f->plane) ||
             (f->sw != FAB_NONE && f->sw != sw)) {
             continue;
         }
-        uint32_t *c = t.count[sw];
-        uint32_t seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
-        /* many of its links at once point at the switch itself */
-        int st = seen == 0                                       ? ST_NODATA
-                 : c[ST_BAD] >= 2 && 2 * c[ST_BAD] >= seen       ? ST_BAD
-                 : c[ST_BAD] + c[ST_DEGRADED] >= 2 && 2 * (c[ST_BAD] + c[ST_DEGRADED]) >= seen
-                     ? ST_DEGRADED
-                     : ST_OK;
+        int st = h->sw_st[sw];
         if (f->state && strcmp(f->state, states[st]) != 0) {
             continue;
         }
         if (matched >= f->offset && matched < f->offset + f->limit) {
+            /* links without evidence are not in the counts: they are the rest */
+            uint32_t c[4];
+            memcpy(c, h->sw_count[sw], sizeof(c));
+            uint32_t all = s.tier == FAB_TIER_T1 ? h->nt0[s.plane] : h->nt1[s.plane];
+            if (s.tier == FAB_TIER_T0) {
+                for (unsigned port = 0; port < s.nports; port++) {
+                    fab_peer peer;
+                    all += fab_switch_peer(h->topo, sw, port, &peer) == 0 &&
+                           peer.kind == FAB_PEER_HOST;
+                }
+            }
+            c[ST_NODATA] = all - c[ST_OK] - c[ST_DEGRADED] - c[ST_BAD];
             json_object *j = json_object_new_object();
             json_object_object_add(j, "switch", json_object_new_string(s.name));
             json_object_object_add(j, "plane", json_object_new_int((int)s.plane));
@@ -749,7 +1170,49 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
         }
         matched++;
     }
-    free(t.count);
+    pthread_mutex_unlock(&h->lock);
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "total", json_object_new_int64((int64_t)matched));
+    json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
+    json_object_object_add(j, "items", items);
+    return j;
+}
+
+json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t now)
+{
+    fresh(h, now);
+    json_object *items = json_object_new_array();
+    uint64_t matched = 0;
+    pthread_mutex_lock(&h->lock);
+    for (uint32_t host = 0; host < h->nhosts; host++) {
+        int st = ST_NODATA;
+        bool any = false;
+        for (unsigned p = 0; p < h->planes; p++) {
+            uint64_t l = nic_index(h, host, p);
+            if ((f->plane == UINT32_MAX || p == f->plane) && link_exists(h, l)) {
+                st = worst(st, h->st[l]);
+                any = true;
+            }
+        }
+        if (!any || (f->state && strcmp(f->state, states[st]) != 0)) {
+            continue;
+        }
+        if (matched >= f->offset && matched < f->offset + f->limit) {
+            json_object *j = json_object_new_object(), *ports = json_object_new_array();
+            json_object_object_add(j, "host", json_object_new_string(fab_host_name(h->topo, host)));
+            json_object_object_add(j, "state", json_object_new_string(states[st]));
+            for (unsigned p = 0; p < h->planes; p++) {
+                uint64_t l = nic_index(h, host, p);
+                if ((f->plane == UINT32_MAX || p == f->plane) && link_exists(h, l)) {
+                    json_object_array_add(ports, link_item(h, l, now, NULL));
+                }
+            }
+            json_object_object_add(j, "ports", ports);
+            json_object_array_add(items, j);
+        }
+        matched++;
+    }
+    pthread_mutex_unlock(&h->lock);
     json_object *j = json_object_new_object();
     json_object_object_add(j, "total", json_object_new_int64((int64_t)matched));
     json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
@@ -759,16 +1222,15 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
 
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now)
 {
+    fresh(h, now);
     json_object *evs = json_object_new_array();
     pthread_mutex_lock(&h->lock);
-    refresh(h, now);
     for (unsigned p = 0; p < h->planes; p++) {
         int a = t0_of(h, src, p), b = t0_of(h, dst, p);
         if (a < 0 || b < 0) {
             continue;
         }
         for (unsigned j = 0; j < h->nt1[p] && (a != b || j == 0); j++) {
-            char name[200];
             int st, s;
             json_object *ev = json_object_new_object(), *hops = json_object_new_array();
             json_object_object_add(ev, "plane", json_object_new_int((int)p));
@@ -776,20 +1238,16 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
                 json_object_object_add(ev, "t1", json_object_new_string(sw_name(h, p, FAB_TIER_T1, j)));
                 json_object_object_add(ev, "ev", json_object_new_int64(fab_ev_make(h->plan, p, j, 0)));
             }
-            snprintf(name, sizeof(name), "%s:%u", fab_host_name(h->topo, src), p);
-            json_object_array_add(hops, link_item(h, nic(h, src, p), name, p, 1, 2, now, &st));
+            json_object_array_add(hops, link_item(h, nic_index(h, src, p), now, &st));
             if (a != b) {
-                snprintf(name, sizeof(name), "%s~%s", sw_name(h, p, FAB_TIER_T0, (unsigned)a),
-                         sw_name(h, p, FAB_TIER_T1, j));
-                json_object_array_add(hops, link_item(h, t0t1(h, p, (unsigned)a, j), name, p, 2, 2, now, &s));
+                uint64_t la = h->base[p] + (uint64_t)a * h->nt1[p] + j;
+                uint64_t lb = h->base[p] + (uint64_t)b * h->nt1[p] + j;
+                json_object_array_add(hops, link_item(h, la, now, &s));
                 st = worst(st, s);
-                snprintf(name, sizeof(name), "%s~%s", sw_name(h, p, FAB_TIER_T0, (unsigned)b),
-                         sw_name(h, p, FAB_TIER_T1, j));
-                json_object_array_add(hops, link_item(h, t0t1(h, p, (unsigned)b, j), name, p, 2, 2, now, &s));
+                json_object_array_add(hops, link_item(h, lb, now, &s));
                 st = worst(st, s);
             }
-            snprintf(name, sizeof(name), "%s:%u", fab_host_name(h->topo, dst), p);
-            json_object_array_add(hops, link_item(h, nic(h, dst, p), name, p, 1, 2, now, &s));
+            json_object_array_add(hops, link_item(h, nic_index(h, dst, p), now, &s));
             st = worst(st, s);
             json_object_object_add(ev, "state", json_object_new_string(states[st]));
             json_object_object_add(ev, "hops", hops);
@@ -802,4 +1260,39 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
     json_object_object_add(j, "to", json_object_new_string(fab_host_name(h->topo, dst)));
     json_object_object_add(j, "evs", evs);
     return j;
+}
+
+int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_object **out,
+                       char *why, size_t whylen)
+{
+    ctl_element el;
+    if (ctl_element_parse(h->topo, element, &el, why, whylen) != 0) {
+        return -EINVAL;
+    }
+    uint64_t id = el.kind == CTL_EL_SWITCH ? h->nall + el.sw
+                  : el.kind == CTL_EL_PORT ? nic_index(h, el.host, el.plane)
+                                           : h->base[el.plane] + (uint64_t)el.t0 * h->nt1[el.plane] + el.t1;
+    fresh(h, now);
+    json_object *j = json_object_new_object(), *samples = json_object_new_array();
+    json_object_object_add(j, "element", json_object_new_string(element));
+    pthread_mutex_lock(&h->lock);
+    int st = el.kind == CTL_EL_SWITCH ? h->sw_st[el.sw] : h->st[id];
+    json_object_object_add(j, "state", json_object_new_string(states[st]));
+    ring *r = ring_of(h, id, false);
+    for (uint32_t i = 0; r && i < r->n; i++) {
+        const sample *s = &r->s[(r->head + HISTORY - r->n + i) % HISTORY];
+        char t[40];
+        ctl_time_str(s->ms, t, sizeof(t));
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "time", json_object_new_string(t));
+        json_object_object_add(o, "state", json_object_new_string(states[s->state]));
+        char x[32];
+        snprintf(x, sizeof(x), "%.6g", s->loss);
+        json_object_object_add(o, "loss_rate", json_object_new_double_s(strtod(x, NULL), x));
+        json_object_array_add(samples, o);
+    }
+    pthread_mutex_unlock(&h->lock);
+    json_object_object_add(j, "samples", samples);
+    *out = j;
+    return 0;
 }

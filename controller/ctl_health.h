@@ -38,6 +38,13 @@ typedef struct ctl_link_filter {
 json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);
 /* Switches with the count of their links by state and their own state. */
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);
+/* Hosts with the health of their plane ports (a host is as bad as its worst port). */
+json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t now);
+/* The bounded history of |element| (a switch, a T0-T1 link or a host port): its state now and
+ * its changes of state, and samples while it is unhealthy, oldest first. 0, or -EINVAL with
+ * a sentence when it is not in the fabric. */
+int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_object **out,
+                       char *why, size_t whylen);
 /* Per EV (plane, T1) between two host ports: the links it crosses and their health. */
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now_ms);
 /* How many reports and probe results were accepted. */

@@ -188,6 +188,7 @@ while read -r method path; do
     "get /metrics") s=$(curl -s -o /dev/null -w '%{http_code}' "$base$url") want=200 ;;
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;
     "get /api/v1/health/path") s=$(req reader GET "$url?from=h0&to=h5") want=200 ;;
+    "get /api/v1/health/history") s=$(req reader GET "$url?element=p0-t0-0~p0-t1-1") want=200 ;;
     "get "*) s=$(req reader GET "$url") want=200 ;;
     "post /api/v1/denylist") s=$(req operator POST "$url" '{"element": "p0-t0-2", "reason": "openapi"}') want=201 ;;
     "delete /api/v1/denylist/{id}") s=$(req operator DELETE "$url") want=204 ;;
@@ -224,7 +225,21 @@ curl -s "$base/metrics" >"$tmp/metrics"
 check 'grep -q "^mrcfab_denylist_entries 4$" "$tmp/metrics" && grep -q "^# TYPE mrcfab_http_request_duration_seconds histogram" "$tmp/metrics"' "/metrics in Prometheus text"
 if command -v promtool >/dev/null; then
     check 'promtool check metrics <"$tmp/metrics"' "promtool check metrics"
+else
+    fail "promtool check metrics: no promtool (deploy/install-deps.sh installs it)"
 fi
+
+# health: a prober's loss on a named link shows in the link list, its switch and its history
+s=$(req prober POST /api/v1/probes '{"results": [{"element": "p1-t0-2~p1-t1-0", "scope": "down", "sent": 5000, "lost": 100}]}')
+check '[ "$s" = 202 ]' "probe results: 202"
+req reader GET '/api/v1/health/links?state=bad' >/dev/null
+check '[ "$(json "[i[\"link\"] for i in d[\"items\"]]")" = "['"'"'p1-t0-2~p1-t1-0'"'"']" ]' "the lossy link is bad, no other"
+req reader GET '/api/v1/health/history?element=p1-t1-0~p1-t0-2' >/dev/null
+check '[ "$(json "d[\"state\"], [x[\"state\"] for x in d[\"samples\"]]")" = "bad ['"'"'bad'"'"']" ]' "its history has the change to bad"
+s=$(req reader GET '/api/v1/health/hosts?plane=1&limit=2')
+check '[ "$s" = 200 ] && [ "$(json "d[\"total\"], len(d[\"items\"])")" = "8 2" ]' "host health, paged"
+s=$(req reader GET '/api/v1/health/history?element=p9-t0-0'); check '[ "$s" = 404 ] && problem 404' "the history of no element: 404"
+s=$(req reader GET /api/v1/health/history); check '[ "$s" = 400 ] && problem 400' "a history without element: 400"
 
 # the blast radius: a dry run stores nothing; an entry that would cut a host pair below the
 # floor is refused (409, with its blast radius) unless an operator forces it

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <json-c/json.h>
 #include <mrcfab/fabric.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -236,6 +237,114 @@ START_TEST(test_ctl_health_path)
 }
 END_TEST
 
+/* The snapshot's filters agree with the whole list: every state, plane and switch. */
+START_TEST(test_ctl_health_filters_agree)
+{
+    ctl_health *h = ctl_health_new(topo, 60000);
+    int64_t now = 1800000000000;
+    report_all(h, F_LINK, now);
+    ctl_link_filter all = {.plane = UINT32_MAX, .sw = FAB_NONE, .limit = 1000};
+    json_object *whole = ctl_health_links(h, &all, now + 1), *items, *total;
+    json_object_object_get_ex(whole, "items", &items);
+    size_t n = json_object_array_length(items);
+    ck_assert_uint_eq(n, 32);
+    static const char *const sts[] = {NULL, "no_data", "ok", "degraded", "bad"};
+    static const char *const sws[] = {NULL, "p0-t0-0", "p0-t1-1", "p1-t0-3"};
+    for (int si = 0; si < 5; si++) {
+        for (unsigned plane = 0; plane < 3; plane++) {
+            for (int wi = 0; wi < 4; wi++) {
+                for (uint64_t off = 0; off < 3; off++) {
+                    ctl_link_filter f = {.plane = plane == 2 ? UINT32_MAX : plane,
+                                         .sw = sws[wi] ? fab_switch_find(topo, sws[wi]) : FAB_NONE,
+                                         .state = sts[si], .offset = off * 3, .limit = 2};
+                    /* what the whole list says */
+                    char want[2048] = "", got[2048] = "";
+                    uint64_t matched = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        json_object *it = json_object_array_get_idx(items, i), *x;
+                        json_object_object_get_ex(it, "state", &x);
+                        const char *st = json_object_get_string(x);
+                        json_object_object_get_ex(it, "plane", &x);
+                        unsigned p = (unsigned)json_object_get_int(x);
+                        json_object_object_get_ex(it, "link", &x);
+                        const char *name = json_object_get_string(x);
+                        bool of_sw = !sws[wi] || strstr(name, sws[wi]) ||
+                                     (strcmp(sws[wi], "p0-t0-0") == 0 && (strcmp(name, "h0:0") == 0 || strcmp(name, "h1:0") == 0)) ||
+                                     (strcmp(sws[wi], "p1-t0-3") == 0 && (strcmp(name, "h6:1") == 0 || strcmp(name, "h7:1") == 0));
+                        if ((f.state && strcmp(st, f.state) != 0) || (f.plane != UINT32_MAX && p != f.plane) || !of_sw) {
+                            continue;
+                        }
+                        if (matched >= f.offset && matched < f.offset + f.limit) {
+                            snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s,", name);
+                        }
+                        matched++;
+                    }
+                    json_object *page = ctl_health_links(h, &f, now + 1), *pi;
+                    json_object_object_get_ex(page, "items", &pi);
+                    json_object_object_get_ex(page, "total", &total);
+                    for (size_t i = 0; i < json_object_array_length(pi); i++) {
+                        json_object *x;
+                        json_object_object_get_ex(json_object_array_get_idx(pi, i), "link", &x);
+                        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s,", json_object_get_string(x));
+                    }
+                    ck_assert_msg(strcmp(got, want) == 0 && (uint64_t)json_object_get_int64(total) == matched,
+                                  "state %s plane %u switch %s offset %lu: got %s (%ld), want %s (%lu)",
+                                  sts[si] ? sts[si] : "-", plane, sws[wi] ? sws[wi] : "-", (unsigned long)f.offset,
+                                  got, (long)json_object_get_int64(total), want, (unsigned long)matched);
+                    json_object_put(page);
+                }
+            }
+        }
+    }
+    json_object_put(whole);
+    ctl_health_free(h);
+}
+END_TEST
+
+/* Hosts are as bad as their worst port; an element's history keeps its changes of state. */
+START_TEST(test_ctl_health_hosts_and_history)
+{
+    ctl_health *h = ctl_health_new(topo, 60000);
+    int64_t now = 1800000000000;
+    report_all(h, F_NIC, now);
+    ctl_link_filter f = {.plane = UINT32_MAX, .sw = FAB_NONE, .state = "bad", .limit = 100};
+    json_object *page = ctl_health_hosts(h, &f, now + 1);
+    char got[256];
+    names(page, "host", "bad", got, sizeof(got));
+    ck_assert_str_eq(got, "h5");
+    json_object_put(page);
+    f.plane = 0; /* h5's plane-0 port is fine */
+    page = ctl_health_hosts(h, &f, now + 1);
+    names(page, "host", "bad", got, sizeof(got));
+    ck_assert_str_eq(got, "");
+    json_object_put(page);
+    json_object *hist, *samples, *x;
+    char why[256];
+    ck_assert_int_eq(ctl_health_history(h, "h5:1", now + 1, &hist, why, sizeof(why)), 0);
+    json_object_object_get_ex(hist, "samples", &samples);
+    ck_assert_uint_eq(json_object_array_length(samples), 1);
+    json_object_object_get_ex(json_object_array_get_idx(samples, 0), "state", &x);
+    ck_assert_str_eq(json_object_get_string(x), "bad");
+    json_object_put(hist);
+    /* a healthy element has none; a name not of the fabric is refused */
+    ck_assert_int_eq(ctl_health_history(h, "h4:1", now + 1, &hist, why, sizeof(why)), 0);
+    json_object_object_get_ex(hist, "samples", &samples);
+    ck_assert_uint_eq(json_object_array_length(samples), 0);
+    json_object_put(hist);
+    ck_assert_int_eq(ctl_health_history(h, "h99:1", now + 1, &hist, why, sizeof(why)), -EINVAL);
+    /* the evidence ages out: the change to no_data is kept, after the bad */
+    ck_assert_int_eq(ctl_health_history(h, "h5:1", now + 61000, &hist, why, sizeof(why)), 0);
+    json_object_object_get_ex(hist, "samples", &samples);
+    ck_assert_uint_eq(json_object_array_length(samples), 2);
+    json_object_object_get_ex(json_object_array_get_idx(samples, 1), "state", &x);
+    ck_assert_str_eq(json_object_get_string(x), "no_data");
+    json_object_object_get_ex(hist, "state", &x);
+    ck_assert_str_eq(json_object_get_string(x), "no_data");
+    json_object_put(hist);
+    ctl_health_free(h);
+}
+END_TEST
+
 Suite *ctl_health_suite(void);
 
 Suite *ctl_health_suite(void)
@@ -250,6 +359,8 @@ Suite *ctl_health_suite(void)
     tcase_add_test(tc, test_ctl_health_ages_out);
     tcase_add_test(tc, test_ctl_health_probes_and_bad_input);
     tcase_add_test(tc, test_ctl_health_path);
+    tcase_add_test(tc, test_ctl_health_filters_agree);
+    tcase_add_test(tc, test_ctl_health_hosts_and_history);
     suite_add_tcase(s, tc);
     return s;
 }
