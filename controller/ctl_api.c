@@ -853,6 +853,16 @@ char *ctl_metrics_text(ctl_ctx *c, size_t *plen)
     EMIT("# HELP mrcfab_push_subscribers Agents waiting on the push channel.\n");
     EMIT("# TYPE mrcfab_push_subscribers gauge\n");
     EMIT("mrcfab_push_subscribers %" PRIdFAST64 "\n", atomic_load(&m->subscribers));
+    if (c->health) {
+        uint64_t n[4];
+        ctl_health_counts(c->health, ctl_now_ms(), n);
+        EMIT("# HELP mrcfab_links Links (T0-T1 and NIC-T0) by health state.\n");
+        EMIT("# TYPE mrcfab_links gauge\n");
+        static const char *const names[] = {"no_data", "ok", "degraded", "bad"};
+        for (int k = 0; k < 4; k++) {
+            EMIT("mrcfab_links{state=\"%s\"} %" PRIu64 "\n", names[k], n[k]);
+        }
+    }
 #undef EMIT
     *plen = s.len;
     return s.buf;

@@ -1296,3 +1296,18 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
     *out = j;
     return 0;
 }
+
+void ctl_health_counts(ctl_health *h, int64_t now, uint64_t n[4])
+{
+    fresh(h, now);
+    pthread_mutex_lock(&h->lock);
+    n[ST_NODATA] = h->nall;
+    for (uint64_t l = h->nlinks; l < h->nall; l++) {
+        n[ST_NODATA] -= !link_exists(h, l);
+    }
+    for (int s = ST_OK; s <= ST_BAD; s++) {
+        n[s] = h->by_state[s].n;
+        n[ST_NODATA] -= n[s];
+    }
+    pthread_mutex_unlock(&h->lock);
+}

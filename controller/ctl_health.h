@@ -47,6 +47,8 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
                        char *why, size_t whylen);
 /* Per EV (plane, T1) between two host ports: the links it crosses and their health. */
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now_ms);
+/* How many links are in each state: no_data, ok, degraded, bad. */
+void ctl_health_counts(ctl_health *h, int64_t now_ms, uint64_t n[4]);
 /* How many reports and probe results were accepted. */
 uint64_t ctl_health_ingested(const ctl_health *h);
 

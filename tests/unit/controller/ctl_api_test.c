@@ -844,6 +844,14 @@ START_TEST(test_ctl_api_metrics)
     free(r.body);
     atomic_store(&ctx.metrics.requests[2], 7);
     atomic_store(&ctx.metrics.requests[4], 3);
+    /* one lossy link of the lab's 32 (16 T0-T1, 16 host ports), by a prober */
+    ctx.health = ctl_health_new(topo, 60000);
+    r = call("POST", "/api/v1/probes", NULL,
+             "{\"results\":[{\"element\":\"p1-t0-2~p1-t1-0\",\"scope\":\"down\",\"sent\":5000,"
+             "\"lost\":100}]}",
+             &T_PROBER);
+    ck_assert_int_eq(r.status, 202);
+    free(r.body);
     size_t len = 0;
     char *t = ctl_metrics_text(&ctx, &len);
     ck_assert_ptr_nonnull(t);
@@ -857,6 +865,11 @@ START_TEST(test_ctl_api_metrics)
     expect_sample(t, "mrcfab_denylist_changes_total", "mrcfab_denylist_changes_total", "4");
     expect_sample(t, "mrcfab_http_request_duration_seconds",
                   "mrcfab_http_request_duration_seconds_count", "0");
+    expect_sample(t, "mrcfab_reports_ingested_total", "mrcfab_reports_ingested_total", "1");
+    expect_sample(t, "mrcfab_links", "mrcfab_links{state=\"bad\"}", "1");
+    expect_sample(t, "mrcfab_links", "mrcfab_links{state=\"no_data\"}", "31");
+    ctl_health_free(ctx.health);
+    ctx.health = NULL;
     ck_assert_ptr_nonnull(strstr(t, "# TYPE mrcfab_http_requests_total counter\n"));
     ck_assert_ptr_nonnull(strstr(t, "# TYPE mrcfab_denylist_entries gauge\n"));
     ck_assert_ptr_nonnull(strstr(t, "# TYPE mrcfab_http_request_duration_seconds histogram\n"));
