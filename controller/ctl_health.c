@@ -1059,6 +1059,16 @@ static size_t lower(const vec64 *v, uint64_t x)
     return lo;
 }
 
+/* A page: {total, offset, items}; |items| is consumed. */
+static json_object *page_json(uint64_t total, uint64_t offset, json_object *items)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "total", json_object_new_int64((int64_t)total));
+    json_object_object_add(j, "offset", json_object_new_int64((int64_t)offset));
+    json_object_object_add(j, "items", items);
+    return j;
+}
+
 typedef struct pager {
     const ctl_link_filter *f;
     json_object *items;
@@ -1121,11 +1131,7 @@ json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t n
     }
     pthread_mutex_unlock(&h->lock);
     free(sp.one.v);
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "total", json_object_new_int64((int64_t)pg.matched));
-    json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
-    json_object_object_add(j, "items", pg.items);
-    return j;
+    return page_json(pg.matched, f->offset, pg.items);
 }
 
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now)
@@ -1171,11 +1177,7 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
         matched++;
     }
     pthread_mutex_unlock(&h->lock);
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "total", json_object_new_int64((int64_t)matched));
-    json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
-    json_object_object_add(j, "items", items);
-    return j;
+    return page_json(matched, f->offset, items);
 }
 
 json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t now)
@@ -1213,11 +1215,7 @@ json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t n
         matched++;
     }
     pthread_mutex_unlock(&h->lock);
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "total", json_object_new_int64((int64_t)matched));
-    json_object_object_add(j, "offset", json_object_new_int64((int64_t)f->offset));
-    json_object_object_add(j, "items", items);
-    return j;
+    return page_json(matched, f->offset, items);
 }
 
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now)
