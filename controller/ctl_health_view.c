@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/* The health engine's views: pages of links, switches and hosts read from the snapshot, the
+ * path between two hosts and an element's history, each item judged from its live evidence. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_element.h"
+#include "ctl_health_int.h"
+#include "ctl_store.h"
+
+static json_object *dir_json(dirstat *d, int st)
+{
+    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "state", json_object_new_string(states[st]));
+    json_object_object_add(j, "sent", json_object_new_int64((int64_t)sent));
+    json_object_object_add(j, "lost", json_object_new_int64((int64_t)lost));
+    json_object_object_add(j, "loss_rate", json_object_new_double(loss_rate(d)));
+    json_object_object_add(j, "sources", json_object_new_int(d->nsrc));
+    json_object_object_add(j, "probed", json_object_new_boolean(d->probed));
+    json_object_object_add(j, "assumed_bad_evs", json_object_new_int64(d->bad_evs));
+    if (d->last_ms) {
+        char t[40];
+        ctl_time_str(d->last_ms, t, sizeof(t));
+        json_object_object_add(j, "last_evidence", json_object_new_string(t));
+    }
+    return j;
+}
+
+static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned i)
+{
+    fab_switch s;
+    uint32_t sw = fab_switch_at(h->topo, p, t, i);
+    return sw != FAB_NONE && fab_switch_get(h->topo, sw, &s) == 0 ? s.name : "?";
+}
+
+
+static void link_name(const ctl_health *h, uint64_t l, char *name, size_t len)
+{
+    unsigned p, a, j;
+    uint32_t host;
+    ctl_health_where(h, l, &p, &a, &j, &host);
+    if (host != FAB_NONE) {
+        snprintf(name, len, "%s:%u", fab_host_name(h->topo, host), p);
+    } else {
+        snprintf(name, len, "%s~%s", sw_name(h, p, FAB_TIER_T0, a), sw_name(h, p, FAB_TIER_T1, j));
+    }
+}
+
+static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
+{
+    char name[200];
+    unsigned p, a, j;
+    uint32_t host;
+    ctl_health_where(h, l, &p, &a, &j, &host);
+    link_name(h, l, name, sizeof(name));
+    link *k = &h->links[l];
+    int su = ctl_health_judge(h, &k->dir[0], now, host != FAB_NONE ? 1 : 2), sd = ctl_health_judge(h, &k->dir[1], now, 2);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "link", json_object_new_string(name));
+    json_object_object_add(o, "plane", json_object_new_int((int)p));
+    json_object_object_add(o, "state", json_object_new_string(states[worst(su, sd)]));
+    json_object_object_add(o, "up", dir_json(&k->dir[0], su));
+    json_object_object_add(o, "down", dir_json(&k->dir[1], sd));
+    if (pst) {
+        *pst = worst(su, sd);
+    }
+    return o;
+}
+
+/* The links a filter's plane or switch allows, in index order, as ranges [lo, hi) and single
+ * links; a T0's host ports are collected, a T1's links are strided. */
+typedef struct space {
+    uint64_t lo[2], hi[2]; /* up to two ranges */
+    unsigned nr;
+    vec64 one; /* or these links */
+} space;
+
+static void space_of(ctl_health *h, const ctl_link_filter *f, space *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+    if (f->sw != FAB_NONE) {
+        fab_switch s;
+        fab_switch_get(h->topo, f->sw, &s);
+        unsigned p = s.plane;
+        if ((f->plane != UINT32_MAX && f->plane != p) || p >= h->planes) {
+            return;
+        }
+        if (s.tier == FAB_TIER_T1) {
+            for (uint32_t a = 0; a < h->nt0[p]; a++) {
+                vec_push(&sp->one, h->base[p] + (uint64_t)a * h->nt1[p] + s.index);
+            }
+            return;
+        }
+        for (uint32_t j = 0; j < h->nt1[p]; j++) {
+            vec_push(&sp->one, h->base[p] + (uint64_t)s.index * h->nt1[p] + j);
+        }
+        size_t first = sp->one.n;
+        for (unsigned port = 0; port < s.nports; port++) {
+            fab_peer peer;
+            if (fab_switch_peer(h->topo, f->sw, port, &peer) == 0 && peer.kind == FAB_PEER_HOST &&
+                peer.port == p) {
+                vec_push(&sp->one, nic_index(h, peer.id, p));
+            }
+        }
+        /* host ports in index order */
+        for (size_t i = first + 1; i < sp->one.n; i++) {
+            for (size_t k = i; k > first && sp->one.v[k - 1] > sp->one.v[k]; k--) {
+                uint64_t t = sp->one.v[k];
+                sp->one.v[k] = sp->one.v[k - 1];
+                sp->one.v[k - 1] = t;
+            }
+        }
+        return;
+    }
+    if (f->plane == UINT32_MAX) {
+        sp->lo[0] = 0;
+        sp->hi[0] = h->nall;
+        sp->nr = 1;
+        return;
+    }
+    unsigned p = f->plane;
+    sp->lo[0] = h->base[p];
+    sp->hi[0] = h->base[p] + (uint64_t)h->nt0[p] * h->nt1[p];
+    sp->lo[1] = nic_index(h, 0, p);
+    sp->hi[1] = sp->lo[1] + h->nhosts;
+    sp->nr = 2;
+}
+
+/* The first index in sorted |v| not below |x|. */
+static size_t lower(const vec64 *v, uint64_t x)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->v[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* A page: {total, offset, items}; |items| is consumed. */
+static json_object *page_json(uint64_t total, uint64_t offset, json_object *items)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "total", json_object_new_int64((int64_t)total));
+    json_object_object_add(j, "offset", json_object_new_int64((int64_t)offset));
+    json_object_object_add(j, "items", items);
+    return j;
+}
+
+typedef struct pager {
+    const ctl_link_filter *f;
+    json_object *items;
+    uint64_t matched;
+    int64_t now;
+} pager;
+
+static void take(ctl_health *h, pager *pg, uint64_t l)
+{
+    if (pg->matched >= pg->f->offset && pg->matched < pg->f->offset + pg->f->limit) {
+        json_object_array_add(pg->items, link_item(h, l, pg->now, NULL));
+    }
+    pg->matched++;
+}
+
+json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now)
+{
+    int want = -1;
+    for (int s = 0; f->state && s < 4; s++) {
+        want = strcmp(f->state, states[s]) == 0 ? s : want;
+    }
+    ctl_health_fresh(h, now);
+    space sp;
+    space_of(h, f, &sp);
+    pager pg = {.f = f, .items = json_object_new_array(), .now = now};
+    pthread_mutex_lock(&h->lock);
+    if (sp.one.n || !sp.nr) {
+        for (size_t i = 0; i < sp.one.n; i++) {
+            if (link_exists(h, sp.one.v[i]) && (want < 0 || h->st[sp.one.v[i]] == want)) {
+                take(h, &pg, sp.one.v[i]);
+            }
+        }
+    } else if (want > ST_NODATA) {
+        /* the snapshot's list of that state, cut to the filter's ranges */
+        const vec64 *v = &h->by_state[want];
+        for (unsigned r = 0; r < sp.nr; r++) {
+            size_t a = lower(v, sp.lo[r]), b = lower(v, sp.hi[r]);
+            uint64_t skip = pg.matched < f->offset ? f->offset - pg.matched : 0;
+            if (skip >= b - a) {
+                pg.matched += b - a;
+                continue;
+            }
+            pg.matched += skip;
+            for (size_t i = a + skip; i < b; i++) {
+                if (pg.matched >= f->offset + f->limit) {
+                    pg.matched += b - i; /* the rest only counts */
+                    break;
+                }
+                take(h, &pg, v->v[i]);
+            }
+        }
+    } else {
+        for (unsigned r = 0; r < sp.nr; r++) {
+            for (uint64_t l = sp.lo[r]; l < sp.hi[r]; l++) {
+                if (link_exists(h, l) && (want < 0 || h->st[l] == ST_NODATA)) {
+                    take(h, &pg, l);
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    free(sp.one.v);
+    return page_json(pg.matched, f->offset, pg.items);
+}
+
+json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now)
+{
+    ctl_health_fresh(h, now);
+    json_object *items = json_object_new_array();
+    uint64_t matched = 0;
+    pthread_mutex_lock(&h->lock);
+    for (uint32_t sw = 0; sw < h->nsw; sw++) {
+        fab_switch s;
+        if (fab_switch_get(h->topo, sw, &s) != 0 || (f->plane != UINT32_MAX && s.plane != f->plane) ||
+            (f->sw != FAB_NONE && f->sw != sw)) {
+            continue;
+        }
+        int st = h->sw_st[sw];
+        if (f->state && strcmp(f->state, states[st]) != 0) {
+            continue;
+        }
+        if (matched >= f->offset && matched < f->offset + f->limit) {
+            /* links without evidence are not in the counts: they are the rest */
+            uint32_t c[4];
+            memcpy(c, h->sw_count[sw], sizeof(c));
+            uint32_t all = s.tier == FAB_TIER_T1 ? h->nt0[s.plane] : h->nt1[s.plane];
+            if (s.tier == FAB_TIER_T0) {
+                for (unsigned port = 0; port < s.nports; port++) {
+                    fab_peer peer;
+                    all += fab_switch_peer(h->topo, sw, port, &peer) == 0 &&
+                           peer.kind == FAB_PEER_HOST;
+                }
+            }
+            c[ST_NODATA] = all - c[ST_OK] - c[ST_DEGRADED] - c[ST_BAD];
+            json_object *j = json_object_new_object();
+            json_object_object_add(j, "switch", json_object_new_string(s.name));
+            json_object_object_add(j, "plane", json_object_new_int((int)s.plane));
+            json_object_object_add(j, "state", json_object_new_string(states[st]));
+            json_object *links = json_object_new_object();
+            for (int k = 0; k < 4; k++) {
+                json_object_object_add(links, states[k], json_object_new_int64(c[k]));
+            }
+            json_object_object_add(j, "links", links);
+            json_object_array_add(items, j);
+        }
+        matched++;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return page_json(matched, f->offset, items);
+}
+
+json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t now)
+{
+    ctl_health_fresh(h, now);
+    json_object *items = json_object_new_array();
+    uint64_t matched = 0;
+    pthread_mutex_lock(&h->lock);
+    for (uint32_t host = 0; host < h->nhosts; host++) {
+        int st = ST_NODATA;
+        bool any = false;
+        for (unsigned p = 0; p < h->planes; p++) {
+            uint64_t l = nic_index(h, host, p);
+            if ((f->plane == UINT32_MAX || p == f->plane) && link_exists(h, l)) {
+                st = worst(st, h->st[l]);
+                any = true;
+            }
+        }
+        if (!any || (f->state && strcmp(f->state, states[st]) != 0)) {
+            continue;
+        }
+        if (matched >= f->offset && matched < f->offset + f->limit) {
+            json_object *j = json_object_new_object(), *ports = json_object_new_array();
+            json_object_object_add(j, "host", json_object_new_string(fab_host_name(h->topo, host)));
+            json_object_object_add(j, "state", json_object_new_string(states[st]));
+            for (unsigned p = 0; p < h->planes; p++) {
+                uint64_t l = nic_index(h, host, p);
+                if ((f->plane == UINT32_MAX || p == f->plane) && link_exists(h, l)) {
+                    json_object_array_add(ports, link_item(h, l, now, NULL));
+                }
+            }
+            json_object_object_add(j, "ports", ports);
+            json_object_array_add(items, j);
+        }
+        matched++;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return page_json(matched, f->offset, items);
+}
+
+json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now)
+{
+    ctl_health_fresh(h, now);
+    json_object *evs = json_object_new_array();
+    pthread_mutex_lock(&h->lock);
+    for (unsigned p = 0; p < h->planes; p++) {
+        int a = t0_of(h, src, p), b = t0_of(h, dst, p);
+        if (a < 0 || b < 0) {
+            continue;
+        }
+        for (unsigned j = 0; j < h->nt1[p] && (a != b || j == 0); j++) {
+            int st, s;
+            json_object *ev = json_object_new_object(), *hops = json_object_new_array();
+            json_object_object_add(ev, "plane", json_object_new_int((int)p));
+            if (a != b) {
+                json_object_object_add(ev, "t1", json_object_new_string(sw_name(h, p, FAB_TIER_T1, j)));
+                json_object_object_add(ev, "ev", json_object_new_int64(fab_ev_make(h->plan, p, j, 0)));
+            }
+            json_object_array_add(hops, link_item(h, nic_index(h, src, p), now, &st));
+            if (a != b) {
+                uint64_t la = h->base[p] + (uint64_t)a * h->nt1[p] + j;
+                uint64_t lb = h->base[p] + (uint64_t)b * h->nt1[p] + j;
+                json_object_array_add(hops, link_item(h, la, now, &s));
+                st = worst(st, s);
+                json_object_array_add(hops, link_item(h, lb, now, &s));
+                st = worst(st, s);
+            }
+            json_object_array_add(hops, link_item(h, nic_index(h, dst, p), now, &s));
+            st = worst(st, s);
+            json_object_object_add(ev, "state", json_object_new_string(states[st]));
+            json_object_object_add(ev, "hops", hops);
+            json_object_array_add(evs, ev);
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "from", json_object_new_string(fab_host_name(h->topo, src)));
+    json_object_object_add(j, "to", json_object_new_string(fab_host_name(h->topo, dst)));
+    json_object_object_add(j, "evs", evs);
+    return j;
+}
+
+int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_object **out,
+                       char *why, size_t whylen)
+{
+    ctl_element el;
+    if (ctl_element_parse(h->topo, element, &el, why, whylen) != 0) {
+        return -EINVAL;
+    }
+    uint64_t id = el.kind == CTL_EL_SWITCH ? h->nall + el.sw
+                  : el.kind == CTL_EL_PORT ? nic_index(h, el.host, el.plane)
+                                           : h->base[el.plane] + (uint64_t)el.t0 * h->nt1[el.plane] + el.t1;
+    ctl_health_fresh(h, now);
+    json_object *j = json_object_new_object(), *samples = json_object_new_array();
+    json_object_object_add(j, "element", json_object_new_string(element));
+    pthread_mutex_lock(&h->lock);
+    int st = el.kind == CTL_EL_SWITCH ? h->sw_st[el.sw] : h->st[id];
+    json_object_object_add(j, "state", json_object_new_string(states[st]));
+    ring *r = ctl_health_ring(h, id, false);
+    for (uint32_t i = 0; r && i < r->n; i++) {
+        const sample *s = &r->s[(r->head + HISTORY - r->n + i) % HISTORY];
+        char t[40];
+        ctl_time_str(s->ms, t, sizeof(t));
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "time", json_object_new_string(t));
+        json_object_object_add(o, "state", json_object_new_string(states[s->state]));
+        char x[32];
+        snprintf(x, sizeof(x), "%.6g", s->loss);
+        json_object_object_add(o, "loss_rate", json_object_new_double_s(strtod(x, NULL), x));
+        json_object_array_add(samples, o);
+    }
+    pthread_mutex_unlock(&h->lock);
+    json_object_object_add(j, "samples", samples);
+    *out = j;
+    return 0;
+}
+
+void ctl_health_counts(ctl_health *h, int64_t now, uint64_t n[4])
+{
+    ctl_health_fresh(h, now);
+    pthread_mutex_lock(&h->lock);
+    n[ST_NODATA] = h->nall;
+    for (uint64_t l = h->nlinks; l < h->nall; l++) {
+        n[ST_NODATA] -= !link_exists(h, l);
+    }
+    for (int s = ST_OK; s <= ST_BAD; s++) {
+        n[s] = h->by_state[s].n;
+        n[ST_NODATA] -= n[s];
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
