@@ -8,7 +8,7 @@ packages=(
     libevent-dev libmicrohttpd-dev libjson-c-dev libsqlite3-dev
     libnl-3-dev libnl-route-3-dev check
     clang libclang-rt-14-dev
-    iproute2 nftables ethtool procps tshark python3 valgrind curl
+    iproute2 nftables ethtool procps tshark python3 valgrind curl wrk
 )
 # npm runs the schema validators; a machine that already has Node.js keeps its own
 if ! command -v npm >/dev/null 2>&1; then
