@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* mrcctl deny|drain|undrain: the controller's denylist over its REST API. A problem document
- * from the controller is shown as its sentence and the status; 4xx is bad input (exit 2), 5xx
- * and a controller out of reach are the system failing (exit 1). */
+/* mrcctl deny|drain|undrain: the controller's denylist over its REST API (the calls and their
+ * faults: mrcctl_client.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,175 +19,6 @@ typedef struct deny_opts {
     const char *reason, *scope, *from, *to;
 } deny_opts;
 
-/* The bearer token into |*ptoken| (a heap string): the first word of --token-file, else
- * $MRCFAB_TOKEN, else the first word of $MRCFAB_TOKEN_FILE. Lines starting with '#' are
- * skipped, so a line of the controller's tokens file will do. Returns the exit code. */
-static int get_token(mrcctl *c, char **ptoken)
-{
-    const char *file = c->token_file, *env = getenv("MRCFAB_TOKEN");
-    const char *how = "--token-file";
-    if (!file && env && env[0]) {
-        *ptoken = util_xstrdup(env);
-        return MRCCTL_OK;
-    }
-    if (!file) {
-        file = getenv("MRCFAB_TOKEN_FILE");
-        how = "$MRCFAB_TOKEN_FILE";
-    }
-    if (!file || !file[0]) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "no token: give --token-file FILE, or set $MRCFAB_TOKEN or "
-                           "$MRCFAB_TOKEN_FILE");
-    }
-    char *data, *cursor, *line;
-    size_t len;
-    int rv = util_read_file(file, &data, &len);
-    if (rv != 0) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "cannot read the token file %s (%s): %s", file,
-                           how, strerror(-rv));
-    }
-    *ptoken = NULL;
-    cursor = data;
-    while (!*ptoken && (line = util_line_next(&cursor)) != NULL) {
-        while (isspace((unsigned char)*line)) {
-            line++;
-        }
-        size_t n = 0;
-        while (line[n] && !isspace((unsigned char)line[n])) {
-            n++;
-        }
-        if (n > 0 && line[0] != '#') {
-            line[n] = '\0';
-            *ptoken = util_xstrdup(line);
-        }
-    }
-    free(data);
-    if (!*ptoken) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "the token file %s (%s) holds no token", file,
-                           how);
-    }
-    return MRCCTL_OK;
-}
-
-/* The controller's base URL, without a trailing slash, in |dest|. */
-static void base_url(const mrcctl *c, char *dest, size_t destlen)
-{
-    const char *url = c->controller, *env = getenv("MRCFAB_CONTROLLER");
-    if (!url || !url[0]) {
-        url = env && env[0] ? env : MRCCTL_CONTROLLER;
-    }
-    size_t n = strlen(url);
-    while (n > 0 && url[n - 1] == '/') {
-        n--;
-    }
-    snprintf(dest, destlen, "%.*s", (int)n, url);
-}
-
-/* The sentence of a problem document (RFC 9457), or of whatever else a fault came with. */
-static void problem_text(const char *body, char *dest, size_t destlen)
-{
-    json_object *doc = body && body[0] ? json_tokener_parse(body) : NULL, *v;
-    if (doc && json_object_is_type(doc, json_type_object) &&
-        ((json_object_object_get_ex(doc, "detail", &v) &&
-          json_object_is_type(v, json_type_string)) ||
-         (json_object_object_get_ex(doc, "title", &v) &&
-          json_object_is_type(v, json_type_string)))) {
-        snprintf(dest, destlen, "%s", json_object_get_string(v));
-    } else {
-        snprintf(dest, destlen, "the controller refused the request with no problem document");
-    }
-    json_object_put(doc);
-}
-
-/* |method| on |path| (under the controller's URL) with |body| (may be NULL, not consumed).
- * Returns 0 when the status is |want|, with the answer's JSON in |*pdoc| (NULL for an empty
- * body; |pdoc| may be NULL), or when it is |quiet| (a fault the caller takes as an answer:
- * nothing printed, |*pdoc| NULL); the status goes in |*pstatus| (may be NULL). Otherwise
- * prints the fault and returns the exit code. */
-static int api_call(mrcctl *c, const char *method, const char *path, json_object *body, int want,
-                    int quiet, int *pstatus, json_object **pdoc)
-{
-    char base[1024], url[1280], err[512], text[512];
-    char *token = NULL, *answer = NULL;
-    int status = 0, rv;
-    if (pdoc) {
-        *pdoc = NULL;
-    }
-    if ((rv = get_token(c, &token)) != 0) {
-        return rv;
-    }
-    base_url(c, base, sizeof(base));
-    snprintf(url, sizeof(url), "%s%s", base, path);
-    /* a controller that goes away mid-request is an error to report, not a signal to die of */
-    signal(SIGPIPE, SIG_IGN);
-    const char *text_body =
-        body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
-    rv = util_http_request(url, method, token, text_body, &status, &answer, NULL, err, sizeof(err));
-    free(token);
-    if (pstatus) {
-        *pstatus = status;
-    }
-    if (rv == -EINVAL) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s", err);
-    }
-    if (rv != 0) {
-        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach the controller: %s", err);
-    }
-    if (status == want) {
-        json_object *doc = NULL;
-        rv = MRCCTL_OK;
-        if (answer[0]) {
-            doc = json_tokener_parse(answer);
-            if (!doc) {
-                rv = mrcctl_fail(c, MRCCTL_FAIL, NULL,
-                                 "the controller's answer to %s %s is not JSON", method, url);
-            }
-        }
-        if (pdoc) {
-            *pdoc = doc;
-        } else {
-            json_object_put(doc);
-        }
-        free(answer);
-        return rv;
-    }
-    if (status == quiet) {
-        free(answer);
-        return MRCCTL_OK;
-    }
-    if (status >= 400 && status <= 599) {
-        problem_text(answer, text, sizeof(text));
-        rv = mrcctl_fail(c, status < 500 ? MRCCTL_BADINPUT : MRCCTL_FAIL, NULL, "%s (HTTP %d)",
-                         text, status);
-    } else {
-        rv = mrcctl_fail(c, MRCCTL_FAIL, NULL, "unexpected answer to %s %s (HTTP %d)", method, url,
-                         status);
-    }
-    free(answer);
-    return rv;
-}
-
-static const char *member(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !v) {
-        return "";
-    }
-    return json_object_get_string(v);
-}
-
-static int64_t member_id(json_object *o)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, "id", &v) ? json_object_get_int64(v) : 0;
-}
-
-static bool member_bool(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
-}
-
 /* "START..END", or "-" without a window. */
 static void window_text(json_object *e, char *dest, size_t destlen)
 {
@@ -198,7 +27,7 @@ static void window_text(json_object *e, char *dest, size_t destlen)
         snprintf(dest, destlen, "-");
         return;
     }
-    snprintf(dest, destlen, "%s..%s", member(w, "start"), member(w, "end"));
+    snprintf(dest, destlen, "%s..%s", mrcctl_member(w, "start"), mrcctl_member(w, "end"));
 }
 
 /* One entry as a sentence. */
@@ -206,20 +35,14 @@ static void print_entry(const char *verb, json_object *e)
 {
     char window[160];
     json_object *w;
-    printf("%s denylist entry %lld: %s, scope %s, ", verb, (long long)member_id(e),
-           member(e, "element"), member(e, "scope"));
+    printf("%s denylist entry %lld: %s, scope %s, ", verb, (long long)mrcctl_member_int(e, "id"),
+           mrcctl_member(e, "element"), mrcctl_member(e, "scope"));
     if (json_object_object_get_ex(e, "window", &w) && w) {
         window_text(e, window, sizeof(window));
         printf("window %s, ", window);
     }
-    printf("%s, by %s: %s\n", member_bool(e, "active") ? "active now" : "not active now",
-           member(e, "author"), member(e, "reason"));
-}
-
-static int width(int w, const char *s)
-{
-    int n = (int)strlen(s);
-    return n > w ? n : w;
+    printf("%s, by %s: %s\n", mrcctl_member_bool(e, "active") ? "active now" : "not active now",
+           mrcctl_member(e, "author"), mrcctl_member(e, "reason"));
 }
 
 static void print_table(json_object *doc)
@@ -240,23 +63,23 @@ static void print_table(json_object *doc)
     int wid = 2, wel = 7, wsc = 5, wac = 6, wwin = 6, wau = 6;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(entries, i);
-        snprintf(id, sizeof(id), "%lld", (long long)member_id(e));
+        snprintf(id, sizeof(id), "%lld", (long long)mrcctl_member_int(e, "id"));
         window_text(e, window, sizeof(window));
-        wid = width(wid, id);
-        wel = width(wel, member(e, "element"));
-        wsc = width(wsc, member(e, "scope"));
-        wwin = width(wwin, window);
-        wau = width(wau, member(e, "author"));
+        wid = mrcctl_width(wid, id);
+        wel = mrcctl_width(wel, mrcctl_member(e, "element"));
+        wsc = mrcctl_width(wsc, mrcctl_member(e, "scope"));
+        wwin = mrcctl_width(wwin, window);
+        wau = mrcctl_width(wau, mrcctl_member(e, "author"));
     }
     printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wid, "ID", wel, "ELEMENT", wsc, "SCOPE", wac,
            "ACTIVE", wwin, "WINDOW", wau, "AUTHOR", "REASON");
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(entries, i);
-        snprintf(id, sizeof(id), "%lld", (long long)member_id(e));
+        snprintf(id, sizeof(id), "%lld", (long long)mrcctl_member_int(e, "id"));
         window_text(e, window, sizeof(window));
-        printf("%*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wid, id, wel, member(e, "element"), wsc,
-               member(e, "scope"), wac, member_bool(e, "active") ? "yes" : "no", wwin, window, wau,
-               member(e, "author"), member(e, "reason"));
+        printf("%*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wid, id, wel, mrcctl_member(e, "element"),
+               wsc, mrcctl_member(e, "scope"), wac, mrcctl_member_bool(e, "active") ? "yes" : "no",
+               wwin, window, wau, mrcctl_member(e, "author"), mrcctl_member(e, "reason"));
     }
     printf("%zu entr%s, version %lld\n", n, n == 1 ? "y" : "ies",
            (long long)json_object_get_int64(version));
@@ -276,50 +99,24 @@ static void print_removed(const char *element, const int64_t *ids, size_t n)
     mrcctl_print_json(doc);
 }
 
-/* Parses the options of |argv| (argv[0] is the verb); |allowed| lists the short letters of
+/* Parses the options of |argv| (argv[0] is the verb); |allowed| lists the letters of the
  * deny_opts taken ('r' reason, 's' scope, 'f'/'o' from/to). Leaves optind at the first
  * operand. Returns the exit code. */
 static int parse_opts(mrcctl *c, int argc, char **argv, const char *allowed, const char *what,
                       deny_opts *d)
 {
-    static const struct option opts[] = {MRCCTL_COMMON_LONGOPTS,
-                                         {"reason", required_argument, NULL, 'r'},
-                                         {"scope", required_argument, NULL, 's'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 'o'},
-                                         {NULL, 0, NULL, 0}};
-    int opt, rv = MRCCTL_OK, li = -1;
+    const mrcctl_opt all[] = {
+        {"reason", &d->reason}, {"scope", &d->scope}, {"from", &d->from}, {"to", &d->to}};
+    mrcctl_opt own[sizeof(all) / sizeof(all[0]) + 1];
+    size_t n = 0;
     memset(d, 0, sizeof(*d));
-    optind = 0;
-    opterr = 0; /* the faults are said below, in one line */
-    while (rv == MRCCTL_OK && (opt = getopt_long(argc, argv, ":t:", opts, &li)) != -1) {
-        char name[64];
-        if (li >= 0) {
-            snprintf(name, sizeof(name), "--%s", opts[li].name);
-        } else if (opt == '?' && optopt) {
-            snprintf(name, sizeof(name), "-%c", optopt);
-        } else {
-            snprintf(name, sizeof(name), "%s", optind > 0 ? argv[optind - 1] : "");
-        }
-        li = -1;
-        if (opt == ':') {
-            rv = mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' takes a value; usage: %s", name, what);
-        } else if (mrcctl_common_opt(c, opt)) {
-            continue;
-        } else if (opt == '?' || !strchr(allowed, opt)) {
-            rv = mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                             "'%s' is no option of this command; usage: %s", name, what);
-        } else if (opt == 'r') {
-            d->reason = optarg;
-        } else if (opt == 's') {
-            d->scope = optarg;
-        } else if (opt == 'f') {
-            d->from = optarg;
-        } else {
-            d->to = optarg;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if (strchr(allowed, "rsfo"[i])) {
+            own[n++] = all[i];
         }
     }
-    opterr = 1;
+    own[n] = (mrcctl_opt){NULL, NULL};
+    int rv = mrcctl_parse_opts(c, argc, argv, own, what);
     if (rv != MRCCTL_OK) {
         return rv;
     }
@@ -353,12 +150,13 @@ static int add_entry(mrcctl *c, const char *element, const char *reason, const d
         json_object_object_add(w, "end", json_object_new_string(d->to));
         json_object_object_add(body, "window", w);
     }
-    int rv = api_call(c, "POST", DENYLIST, body, 201, 0, NULL, &entry);
+    int rv = mrcctl_api_call(c, "POST", DENYLIST, body, 201, 0, NULL, &entry);
     json_object_put(body);
     if (rv != 0) {
         return rv;
     }
-    if (!entry || !json_object_is_type(entry, json_type_object) || member_id(entry) <= 0) {
+    if (!entry || !json_object_is_type(entry, json_type_object) ||
+        mrcctl_member_int(entry, "id") <= 0) {
         json_object_put(entry);
         return mrcctl_fail(c, MRCCTL_FAIL, NULL, "the controller's answer holds no entry");
     }
@@ -375,7 +173,7 @@ static int add_entry(mrcctl *c, const char *element, const char *reason, const d
 static int get_list(mrcctl *c, json_object **pdoc)
 {
     json_object *entries;
-    int rv = api_call(c, "GET", DENYLIST, NULL, 200, 0, NULL, pdoc);
+    int rv = mrcctl_api_call(c, "GET", DENYLIST, NULL, 200, 0, NULL, pdoc);
     if (rv != 0) {
         return rv;
     }
@@ -454,7 +252,7 @@ static int remove_entry(mrcctl *c, int64_t id, bool gone_ok, bool *premoved)
     char path[64];
     int status = 0;
     snprintf(path, sizeof(path), DENYLIST "/%lld", (long long)id);
-    int rv = api_call(c, "DELETE", path, NULL, 204, gone_ok ? 404 : 0, &status, NULL);
+    int rv = mrcctl_api_call(c, "DELETE", path, NULL, 204, gone_ok ? 404 : 0, &status, NULL);
     if (premoved) {
         *premoved = rv == 0 && status == 204;
     }
@@ -548,9 +346,10 @@ int mrcctl_undrain(mrcctl *c, int argc, char **argv)
     int64_t *ids = util_xcalloc(n + 1, sizeof(*ids));
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(entries, i);
-        if (strcmp(member(e, "element"), element) == 0 &&
-            strncmp(member(e, "reason"), DRAIN, sizeof(DRAIN) - 1) == 0 && member_id(e) > 0) {
-            ids[nids++] = member_id(e);
+        if (strcmp(mrcctl_member(e, "element"), element) == 0 &&
+            strncmp(mrcctl_member(e, "reason"), DRAIN, sizeof(DRAIN) - 1) == 0 &&
+            mrcctl_member_int(e, "id") > 0) {
+            ids[nids++] = mrcctl_member_int(e, "id");
         }
     }
     json_object_put(doc);

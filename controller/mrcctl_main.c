@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* mrcctl: validate and expand topologies, render and install switch tables, show paths, and
- * keep the controller's denylist. */
+/* mrcctl: validate and expand topologies, render and install switch tables, show paths, keep
+ * the controller's denylist and show its view of the fabric's health. */
+#include <assert.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +14,8 @@
 #define DEFAULT_TOPOLOGY "/etc/mrcfab/topology.json"
 
 static const char usage[] =
-    "usage: mrcctl [-t FILE] [--controller URL] [--token-file FILE] [--json] COMMAND ...\n"
+    "usage: mrcctl [-t FILE] [--controller URL] [--token-file FILE] [--cacert FILE] [--json]\n"
+    "              COMMAND ...\n"
     "\n"
     "  topo validate [FILE]          check a topology file (exit 2 and the JSON path if bad)\n"
     "  topo expand [FILE] [--out F]  write the explicit form: every switch, host and cable\n"
@@ -35,12 +37,21 @@ static const char usage[] =
     "                                deny ELEMENT with a reason starting 'drain'\n"
     "  undrain ELEMENT               remove every entry of ELEMENT whose reason starts 'drain'\n"
     "                                (TIME is RFC 3339 UTC: 2026-12-01T02:00:00Z)\n"
+    "  health links [--state STATE] [--plane P] [--switch NAME] [--offset N] [--limit N]\n"
+    "                                T0-T1 and NIC-T0 links with their health per direction\n"
+    "  health switch [NAME] [--state STATE] [--plane P] [--offset N] [--limit N]\n"
+    "                                one switch's health and its links, or the switches'\n"
+    "  health path HOST:PORT HOST:PORT\n"
+    "                                every EV between two host ports, hop by hop\n"
+    "                                (STATE is ok, degraded, bad or no_data)\n"
     "\n"
     "  -t, --topology FILE  topology file (default $MRCFAB_TOPOLOGY, else " DEFAULT_TOPOLOGY ")\n"
     "  --controller URL     the controller's URL (default $MRCFAB_CONTROLLER, else\n"
     "                       " MRCCTL_CONTROLLER ")\n"
     "  --token-file FILE    the bearer token is FILE's first word (default $MRCFAB_TOKEN,\n"
     "                       else the first word of $MRCFAB_TOKEN_FILE)\n"
+    "  --cacert FILE        PEM CA certificates an https controller's certificate must chain\n"
+    "                       to (default $MRCFAB_CACERT, else the system's)\n"
     "  --json               machine-readable output (schemas in schemas/mrcctl/)\n"
     "\n"
     "exit status: 0 done, 1 the system failed, 2 bad input\n";
@@ -100,9 +111,54 @@ int mrcctl_common_opt(mrcctl *c, int opt)
     case MRCCTL_OPT_TOKEN_FILE:
         c->token_file = optarg;
         return 1;
+    case MRCCTL_OPT_CACERT:
+        c->cacert = optarg;
+        return 1;
     default:
         return 0;
     }
+}
+
+int mrcctl_parse_opts(mrcctl *c, int argc, char **argv, const mrcctl_opt *own, const char *usage)
+{
+    static const struct option common[] = {MRCCTL_COMMON_LONGOPTS};
+    enum { NCOMMON = sizeof(common) / sizeof(common[0]), OWN = 256 };
+    struct option opts[NCOMMON + MRCCTL_OPTS_MAX + 1];
+    size_t n = 0, nown = 0;
+    int opt, rv = MRCCTL_OK, li = -1;
+    for (size_t i = 0; i < NCOMMON; i++) {
+        opts[n++] = common[i];
+    }
+    for (; own && own[nown].name; nown++) {
+        assert(nown < MRCCTL_OPTS_MAX);
+        opts[n++] = (struct option){own[nown].name, required_argument, NULL, OWN + (int)nown};
+        *own[nown].pvalue = NULL;
+    }
+    opts[n] = (struct option){NULL, 0, NULL, 0};
+    optind = 0;
+    opterr = 0; /* the faults are said below, in one line */
+    while (rv == MRCCTL_OK && (opt = getopt_long(argc, argv, ":t:", opts, &li)) != -1) {
+        char name[64];
+        if (li >= 0) {
+            snprintf(name, sizeof(name), "--%s", opts[li].name);
+        } else if (opt == '?' && optopt && optopt < OWN) {
+            snprintf(name, sizeof(name), "-%c", optopt);
+        } else {
+            snprintf(name, sizeof(name), "%s", optind > 0 ? argv[optind - 1] : "");
+        }
+        li = -1;
+        if (opt == ':') {
+            rv =
+                mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' takes a value; usage: %s", name, usage);
+        } else if (opt >= OWN && opt < OWN + (int)nown) {
+            *own[opt - OWN].pvalue = optarg;
+        } else if (opt == '?' || !mrcctl_common_opt(c, opt)) {
+            rv = mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
+                             "'%s' is no option of this command; usage: %s", name, usage);
+        }
+    }
+    opterr = 1;
+    return rv;
 }
 
 int mrcctl_load(mrcctl *c, const char *path)
@@ -157,6 +213,8 @@ int main(int argc, char **argv)
         rv = mrcctl_drain(&c, argc, argv);
     } else if (strcmp(argv[0], "undrain") == 0) {
         rv = mrcctl_undrain(&c, argc, argv);
+    } else if (strcmp(argv[0], "health") == 0) {
+        rv = mrcctl_health(&c, argc, argv);
     } else if (strcmp(argv[0], "help") == 0) {
         fputs(usage, stdout);
         rv = MRCCTL_OK;

@@ -84,16 +84,21 @@ int util_opt_parse(const util_opt *opts, int argc, char **argv, char *err, size_
 void util_opt_usage(const util_opt *opts, FILE *f);
 json_object *util_opt_json(const util_opt *opts);
 
-/* One blocking HTTP/1.1 request to an http:// |url| (host[:port] and a path with its query;
- * an IPv6 host in brackets), on its own libevent base, the connection closed after it.
- * |bearer| (may be NULL) goes in an Authorization header; |body| (may be NULL) is sent as
- * application/json. Gives up after 10 s. Returns 0 with the HTTP status in |*pstatus| and the
- * answer's body, NUL-terminated, in |*pbody| (the caller frees it) and its length in |*plen|
- * (may be NULL); or one of -EINVAL (a bad URL or method), -ECONNREFUSED, -ETIMEDOUT,
- * -EHOSTUNREACH (a host that does not resolve or cannot be reached), -ECONNRESET, -EPROTO,
- * -EMSGSIZE, -ENOMEM, -EIO, with a sentence in |err|. Writing to a peer that has gone may raise
- * SIGPIPE: a caller that does not want to die of it ignores it. */
+/* One blocking HTTP/1.1 request to an http:// or https:// |url| (host[:port] and a path with
+ * its query; an IPv6 host in brackets), on its own libevent base, the connection closed after
+ * it. Over https the server's certificate must chain to a CA certificate of the PEM file
+ * |cafile| (NULL: the system's CAs) and name the URL's host (a DNS name, or the IP address it
+ * is); TLS 1.2 or later. |bearer| (may be NULL) goes in an Authorization header; |body| (may be
+ * NULL) is sent as application/json. Gives up after 10 s. Returns 0 with the HTTP status in
+ * |*pstatus| and the answer's body, NUL-terminated, in |*pbody| (the caller frees it) and its
+ * length in |*plen| (may be NULL); or one of -EINVAL (a bad URL or method, a CA file that
+ * cannot be read or holds no certificate), -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a host
+ * that does not resolve or cannot be reached), -ECONNRESET, -EPROTO (not HTTP; a certificate
+ * not trusted, a failed TLS handshake), -EMSGSIZE, -ENOMEM, -EIO, with a sentence in |err|.
+ * Writing to a peer that has gone may raise SIGPIPE: a caller that does not want to die of it
+ * ignores it. */
 int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
-                      int *pstatus, char **pbody, size_t *plen, char *err, size_t errlen);
+                      const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
+                      size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A small blocking HTTP/1.1 client on libevent's evhttp: one request per call, on its own
- * event base, for tools that talk to the controller. */
+/* A small blocking HTTP/1.1 client on libevent's evhttp, over TLS (OpenSSL) for https://: one
+ * request per call, on its own event base, for tools that talk to the controller. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,25 +10,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/util.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "util.h"
 
 #define TIMEOUT_S 10
 #define MAX_BODY (64u << 20)
 
-/* The parts of an http:// URL: host (no brackets), port, and the path with its query (the
- * query alone, with no path, is that of "/"). */
+/* The parts of an http:// or https:// URL: host (no brackets), port, and the path with its
+ * query (the query alone, with no path, is that of "/"). */
 typedef struct http_url {
     char host[256];
     unsigned port;
+    bool tls; /* https:// */
     const char *path, *query;
 } http_url;
 
@@ -39,6 +45,7 @@ typedef struct http_call {
     bool errored;  /* the error callback ran, with |error| */
     bool timedout; /* the whole request's deadline passed */
     enum evhttp_request_error error;
+    SSL *ssl; /* over TLS: the connection's, owned by its bufferevent */
     int status;
     char *body;
     size_t len;
@@ -46,7 +53,7 @@ typedef struct http_call {
 
 static int parse_url(const char *url, http_url *u, char *err, size_t errlen)
 {
-    static const char scheme[] = "http://";
+    static const char http[] = "http://", https[] = "https://";
     for (const char *s = url; *s; s++) {
         if ((unsigned char)*s <= 0x20 || *s == 0x7f) {
             snprintf(err, errlen, "'%s' is not a URL: it holds a space or a control character",
@@ -54,11 +61,12 @@ static int parse_url(const char *url, http_url *u, char *err, size_t errlen)
             return -EINVAL;
         }
     }
-    if (strncasecmp(url, scheme, sizeof(scheme) - 1) != 0) {
-        snprintf(err, errlen, "'%s' is not an http:// URL", url);
+    u->tls = strncasecmp(url, https, sizeof(https) - 1) == 0;
+    if (!u->tls && strncasecmp(url, http, sizeof(http) - 1) != 0) {
+        snprintf(err, errlen, "'%s' is not an http:// or https:// URL", url);
         return -EINVAL;
     }
-    const char *a = url + sizeof(scheme) - 1;
+    const char *a = url + (u->tls ? sizeof(https) : sizeof(http)) - 1;
     size_t alen = strcspn(a, "/?#");
     const char *rest = a + alen;
     const char *hend, *colon;
@@ -92,7 +100,7 @@ static int parse_url(const char *url, http_url *u, char *err, size_t errlen)
     }
     memcpy(u->host, a, hlen);
     u->host[hlen] = '\0';
-    u->port = 80;
+    u->port = u->tls ? 443 : 80;
     if (colon) {
         char *end;
         errno = 0;
@@ -201,11 +209,115 @@ out:
     return e;
 }
 
+/* The reason of OpenSSL error |e| (0: none), else |none|; empties the thread's queue. */
+static const char *ssl_reason(unsigned long e, const char *none)
+{
+    const char *why = e ? ERR_reason_error_string(e) : NULL;
+    ERR_clear_error();
+    return why ? why : none;
+}
+
+/* A TLS client connection for |u| on |base|: the peer's certificate must chain to a CA of
+ * |cafile| (NULL: the system's) and name u->host (a DNS name, or the IP address it is).
+ * Returns the bufferevent, with the connection's SSL in |*pssl| (the bufferevent owns it), or
+ * NULL with -EINVAL (a CA file that cannot be used) or -ENOMEM in |*prv| and a sentence in
+ * |err|. */
+static struct bufferevent *tls_connection(struct event_base *base, const http_url *u,
+                                          const char *cafile, SSL **pssl, int *prv, char *err,
+                                          size_t errlen)
+{
+    struct bufferevent *bev = NULL;
+    unsigned char ip[16];
+    bool literal = inet_pton(AF_INET, u->host, ip) == 1 || inet_pton(AF_INET6, u->host, ip) == 1;
+    SSL *ssl = NULL;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    *prv = -ENOMEM;
+    if (!ctx) {
+        snprintf(err, errlen, "cannot make a TLS context: %s",
+                 ssl_reason(ERR_get_error(), "out of memory"));
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    if (cafile) {
+        if (access(cafile, R_OK) != 0) {
+            snprintf(err, errlen, "cannot read the CA file %s: %s", cafile, strerror(errno));
+            *prv = -EINVAL;
+            goto out;
+        }
+        if (SSL_CTX_load_verify_locations(ctx, cafile, NULL) != 1) {
+            snprintf(err, errlen, "the CA file %s holds no PEM certificate (%s)", cafile,
+                     ssl_reason(ERR_peek_last_error(), "unreadable"));
+            *prv = -EINVAL;
+            goto out;
+        }
+    } else {
+        SSL_CTX_set_default_verify_paths(ctx);
+    }
+    if (!(ssl = SSL_new(ctx))) {
+        snprintf(err, errlen, "cannot make a TLS connection: %s",
+                 ssl_reason(ERR_get_error(), "out of memory"));
+        goto out;
+    }
+    /* a name is checked against the certificate's DNS names, an address against its IP
+     * addresses; only a name goes in the SNI */
+    if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u->host) != 1
+                : SSL_set1_host(ssl, u->host) != 1 || SSL_set_tlsext_host_name(ssl, u->host) != 1) {
+        snprintf(err, errlen, "cannot check the certificate against '%s'", u->host);
+        goto out;
+    }
+    bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                         BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    if (!bev) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    /* the server closes the connection after its answer (Connection: close), maybe with no
+     * close_notify; the answer's length is known from its headers all the same */
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    *pssl = ssl;
+    ssl = NULL;
+    *prv = 0;
+out:
+    SSL_free(ssl);
+    SSL_CTX_free(ctx); /* the connection holds its own reference */
+    return bev;
+}
+
+/* Why a TLS connection failed, if it did: a sentence in |err| and -EPROTO; else 0. */
+static int tls_failure(const http_call *h, struct evhttp_connection *conn, const http_url *u,
+                       const char *url, char *err, size_t errlen)
+{
+    if (!h->ssl) {
+        return 0;
+    }
+    long verify = SSL_get_verify_result(h->ssl);
+    if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+        snprintf(err, errlen, "%s: the server's certificate is not for %s (%s)", url, u->host,
+                 X509_verify_cert_error_string(verify));
+        return -EPROTO;
+    }
+    if (verify != X509_V_OK) {
+        snprintf(err, errlen,
+                 "%s: the server's certificate is not trusted: %s (is its CA, or the "
+                 "certificate itself, in the CA file?)",
+                 url, X509_verify_cert_error_string(verify));
+        return -EPROTO;
+    }
+    unsigned long e = bufferevent_get_openssl_error(evhttp_connection_get_bufferevent(conn));
+    const char *why = ssl_reason(e ? e : ERR_peek_last_error(), NULL);
+    if (why) {
+        snprintf(err, errlen, "%s: the TLS handshake failed: %s (is the server https?)", url, why);
+        return -EPROTO;
+    }
+    return 0;
+}
+
 /* The sentence for a request that got no answer; returns the negative errno. */
 static int failure(const http_call *h, struct evhttp_connection *conn, const http_url *u,
                    const char *url, char *err, size_t errlen)
 {
-    int dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(conn));
+    int dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(conn)), rv;
     if (h->timedout || (h->errored && h->error == EVREQ_HTTP_TIMEOUT)) {
         snprintf(err, errlen, "%s: no answer within %d s (timed out)", url, TIMEOUT_S);
         return -ETIMEDOUT;
@@ -214,6 +326,9 @@ static int failure(const http_call *h, struct evhttp_connection *conn, const htt
         snprintf(err, errlen, "%s: cannot resolve '%s': %s", url, u->host,
                  evutil_gai_strerror(dnserr));
         return -EHOSTUNREACH;
+    }
+    if ((rv = tls_failure(h, conn, u, url, err, errlen)) != 0) {
+        return rv;
     }
     if (h->errored && h->error == EVREQ_HTTP_DATA_TOO_LONG) {
         snprintf(err, errlen, "%s: the answer is over %u MiB", url, MAX_BODY >> 20);
@@ -239,12 +354,15 @@ static int failure(const http_call *h, struct evhttp_connection *conn, const htt
         snprintf(err, errlen, "%s: cannot connect to port %u of %s", url, u->port, u->host);
         return -ECONNREFUSED;
     }
-    snprintf(err, errlen, "%s: the connection closed without an answer", url);
+    /* a TLS server drops a plain request */
+    snprintf(err, errlen, "%s: the connection closed without an answer%s", url,
+             u->tls ? "" : " (if the server speaks https, use an https:// URL)");
     return -ECONNRESET;
 }
 
 int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
-                      int *pstatus, char **pbody, size_t *plen, char *err, size_t errlen)
+                      const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
+                      size_t errlen)
 {
     http_url u;
     enum evhttp_cmd_type type;
@@ -275,7 +393,20 @@ int util_http_request(const char *url, const char *method, const char *bearer, c
         return -ENOMEM;
     }
     rv = -ENOMEM;
-    conn = evhttp_connection_base_new(h.base, NULL, u.host, (ev_uint16_t)u.port);
+    if (u.tls) {
+        struct bufferevent *bev = tls_connection(h.base, &u, cafile, &h.ssl, &rv, err, errlen);
+        if (!bev) {
+            goto out;
+        }
+        conn =
+            evhttp_connection_base_bufferevent_new(h.base, NULL, bev, u.host, (ev_uint16_t)u.port);
+        if (!conn) {
+            bufferevent_free(bev);
+        }
+        rv = -ENOMEM;
+    } else {
+        conn = evhttp_connection_base_new(h.base, NULL, u.host, (ev_uint16_t)u.port);
+    }
     deadline = evtimer_new(h.base, on_deadline, &h);
     struct evhttp_request *req = evhttp_request_new(on_done, &h);
     if (!conn || !deadline || !req) {

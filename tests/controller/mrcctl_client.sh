@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # mrcctl as the controller's client, against a live mrc-controller on loopback: deny ls/add/rm,
-# drain and undrain round trips, every --json output against schemas/mrcctl, the token's
-# sources, and each way of failing: a refused role, no or a wrong token, an element not in the
-# fabric, a bad time, a controller that is down, one that errs (5xx), one that never answers,
-# and bad arguments (exit 2, nothing sent or changed).
+# drain and undrain round trips; health links, switch and path on the health of agents' reports
+# (a T1 that drops, a NIC that loses); every --json output against schemas/mrcctl, the token's
+# sources, and each way of failing: a refused role, no or a wrong token, an element, switch or
+# host port not in the fabric, a bad time, a controller that is down, one that errs (5xx), one
+# that never answers, and bad arguments (exit 2, nothing sent or changed).
 #
 # Usage: tests/controller/mrcctl_client.sh BINDIR   (BINDIR holds mrcctl and mrc-controller)
 # shellcheck disable=SC2034 # the ids are read in the check strings, which check evaluates
@@ -37,6 +38,12 @@ conforms() {
     shift
     for f in "$@"; do args+=(-d "$f"); done
     [ "$schema" = deny-list.schema.json ] && args+=(-r "$schemas/mrcctl/deny-entry.schema.json")
+    # (health-links and health-path refer to health-link, health-switches to health-switch)
+    case $schema in
+    health-links.schema.json | health-path.schema.json)
+        args+=(-r "$schemas/mrcctl/health-link.schema.json") ;;
+    health-switches.schema.json) args+=(-r "$schemas/mrcctl/health-switch.schema.json") ;;
+    esac
     (cd "$root/tests/schema" &&
         npx --no-install ajv validate --spec=draft2020 -c ajv-formats --strict=false \
             -s "$schemas/mrcctl/$schema" "${args[@]}" --errors=text) >"$tmp/ajv.log" 2>&1
@@ -58,14 +65,20 @@ tok-prober-000000000001 prober prober1
 tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
 TOKENS
+# an agent per host of the lab fabric (h0-h7): a T0-T1 link is blamed on two reporters
+for h in 0 1 2 3 4 5 6 7; do
+    printf 'tok-agent-h%s-0000000001 agent agent-h%s\n' "$h" "$h" >>"$tmp/tokens"
+done
 # a token file may be a line of the tokens file, after comments
 printf '# bob, the operator\n\n  tok-operator-0000000001 operator bob\n' >"$tmp/op.token"
 printf 'tok-reader-000000000001\n' >"$tmp/reader.token"
 : >"$tmp/empty.token"
 topo=$root/deploy/topologies/lab.json
 
+# --floor 0: the denylist's round trips here are about the client; the capacity floor's
+# refusals are live.sh's
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
-    --listen 127.0.0.1:0 2>"$tmp/log" &
+    --listen 127.0.0.1:0 --floor 0 2>"$tmp/log" &
 pid=$!
 port=
 for _ in $(seq 200); do
@@ -201,7 +214,146 @@ op drain p0-t1-0 --from 2030-12-01T04:00:00Z --to 2030-12-01T02:00:00Z
 check '[ $rc = 2 ] && err_is "the window must end after it starts (HTTP 400)"' "a window that ends before it starts: exit 2"
 check '[ "$(version)" = "$v" ]' "bad input changed nothing"
 
-# 6. bad arguments: exit 2 before anything is sent
+# 6. health links, switch and path: the reports of every host, where p0-t1-0 drops everything
+# that crosses it and h5's plane-1 NIC loses what it sends; read with the reader's token
+reader() { MRCFAB_TOKEN=tok-reader-000000000001 run "$@"; }
+# jw EXPR: EXPR over the JSON in $tmp/out, lists and tuples as words
+jw() {
+    python3 -c "import json; d=json.load(open('$tmp/out'))
+def w(v): return ' '.join(w(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
+print(w(($1,)))"
+}
+reader health switch p0-t1-0
+check '[ $rc = 0 ] && grep -q "^p0-t1-0, plane 0: no_data; its links: 0 bad, 0 degraded, 0 ok, 4 no_data$" "$tmp/out"' "health switch before any report: no_data"
+python3 - "$base" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+def loses(s, d, p, j):
+    if p == 0 and j == 0 and s // 2 != d // 2:  # p0-t1-0 (h0-h1 under T0 0 and so on)
+        return True
+    return p == 1 and s == 5                    # h5:1, sending
+for s in range(8):
+    evs = [{"peer": "h%d" % d, "ev": (p << 29) | (j << 18) | 5, "sent": 10000,
+            "lost": 200 if loses(s, d, p, j) else 0}
+           for d in range(8) if d != s for p in range(2) for j in range(2)]
+    req = urllib.request.Request(base + "/api/v1/reports", method="POST",
+                                 data=json.dumps({"host": "h%d" % s, "evs": evs}).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": "Bearer tok-agent-h%d-0000000001" % s})
+    assert urllib.request.urlopen(req).status == 202
+PY
+# table: the LINK column of a table's rows (after its header, before its last line)
+table_links() { sed -n '/^LINK  /,$p' "$tmp/out" | sed '1d;$d' | awk '{print $1}'; }
+reader --json health links --state bad
+cp "$tmp/out" "$tmp/hl-bad.json"
+bad_links=$(json '" ".join(i["link"] for i in d["items"])')
+check '[ $rc = 0 ] && json "all(i[\"state\"] == \"bad\" for i in d[\"items\"]) and d[\"total\"] == len(d[\"items\"])" | grep -qx True && echo " $bad_links " | grep -q " h5:1 " && echo " $bad_links " | grep -q "~p0-t1-0 " && [ -z "$(echo "$bad_links" | tr " " "\n" | grep -v -e "^h5:1$" -e "~p0-t1-0$")" ]' "health links --state bad --json: h5:1 and links of p0-t1-0 only ($bad_links)"
+check '[ "$(jw "[[i[\"up\"][\"state\"], i[\"down\"][\"state\"], i[\"up\"][\"lost\"], i[\"up\"][\"sent\"]] for i in d[\"items\"] if i[\"link\"] == \"h5:1\"]")" = "bad ok 2800 140000" ]' "h5:1 is bad up (sending), ok down"
+reader health links --state bad
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^LINK  *PLANE  *STATE  *UP  *LOST/SENT  *LOSS  *DOWN  *LOST/SENT  *LOSS  *SOURCES  *LAST EVIDENCE  *NOTES$" && [ "$(table_links | tr "\n" " ")" = "$bad_links " ] && [ "$(tail -1 "$tmp/out")" = "$(echo $bad_links | wc -w) links" ]' "health links --state bad: the table, the same links"
+check 'grep -q "^h5:1  *1  bad  *bad  *2800/140000  *2.000%  ok  *0/140000  *0.000%  *1/[0-9]  *20[0-9-]*T[0-9:.]*Z  *-$" "$tmp/out"' "health links: a row says each direction's state, counts, loss, reporters, last evidence"
+reader --json health links --plane 1 --limit 1000
+cp "$tmp/out" "$tmp/hl-plane.json"
+check '[ $rc = 0 ] && [ "$(json "d[\"total\"], len(d[\"items\"]), all(i[\"plane\"] == 1 for i in d[\"items\"])")" = "16 16 True" ]' "health links --plane 1: the 16 links of plane 1"
+reader --json health links --switch p0-t1-0
+cp "$tmp/out" "$tmp/hl-switch.json"
+check '[ $rc = 0 ] && [ "$(jw "sorted(i[\"link\"] for i in d[\"items\"])")" = "p0-t0-0~p0-t1-0 p0-t0-1~p0-t1-0 p0-t0-2~p0-t1-0 p0-t0-3~p0-t1-0" ]' "health links --switch: the switch's links"
+reader --json health links --state bad --plane 1
+check '[ $rc = 0 ] && [ "$(jw "[i[\"link\"] for i in d[\"items\"]]")" = "h5:1" ]' "health links: the filters combine"
+# paging: the pages put together are the whole list; the footer says where the next starts
+reader --json health links --limit 1000
+all_links=$(jw '[i["link"] for i in d["items"]]')
+all_total=$(json 'd["total"]')
+paged=
+for off in 0 10 20 30; do
+    reader --json health links --offset $off --limit 10
+    cp "$tmp/out" "$tmp/hl-page$off.json"
+    paged="$paged $(jw '[i["link"] for i in d["items"]]')"
+done
+check '[ "$all_total" = 32 ] && [ "$(echo $all_links | wc -w)" = 32 ] && [ "$all_links" = "$(echo $paged)" ]' "health links --offset/--limit: the pages put together are the whole list (32)"
+reader health links --offset 2 --limit 5
+check '[ $rc = 0 ] && [ "$(table_links | wc -l)" = 5 ] && [ "$(tail -1 "$tmp/out")" = "links 3-7 of 32 (the next page: --offset 7)" ]' "health links: a page's footer"
+reader health links --offset 40
+check '[ $rc = 0 ] && [ "$(cat "$tmp/out")" = "no links from 40 on: 32 match" ]' "health links past the end"
+reader health links --state degraded
+cp "$tmp/out" "$tmp/hl-none.txt"
+reader --json health links --state degraded
+cp "$tmp/out" "$tmp/hl-none.json"
+check '[ $rc = 0 ] && [ "$(json "d[\"total\"]")" = 0 ] && [ "$(cat "$tmp/hl-none.txt")" = "no link matches" ]' "health links with nothing to show"
+
+reader health switch
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^SWITCH  *PLANE  *STATE  *LINKS OK  *DEGRADED  *BAD  *NO_DATA$" && [ "$(sed "1d;\$d" "$tmp/out" | wc -l)" = 12 ] && grep -q "^p0-t1-0  *0  bad  *[0-9]  *0  *[0-9]  *0$" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "12 switches" ]' "health switch: every switch, p0-t1-0 bad"
+reader --json health switch
+cp "$tmp/out" "$tmp/hs-all.json"
+check '[ $rc = 0 ] && [ "$(jw "[i[\"switch\"] for i in d[\"items\"] if i[\"state\"] != \"ok\"]")" = "p0-t1-0" ]' "health switch --json: only p0-t1-0 is not ok"
+reader --json health switch --plane 1
+cp "$tmp/out" "$tmp/hs-plane.json"
+check '[ $rc = 0 ] && [ "$(json "d[\"total\"], all(i[\"plane\"] == 1 for i in d[\"items\"])")" = "6 True" ]' "health switch --plane 1: its 6 switches"
+reader health switch --state bad
+check '[ $rc = 0 ] && [ "$(sed "1d;\$d" "$tmp/out" | awk "{print \$1}")" = p0-t1-0 ] && [ "$(tail -1 "$tmp/out")" = "1 switch" ]' "health switch --state bad"
+reader --json health switch --offset 10 --limit 5
+cp "$tmp/out" "$tmp/hs-page.json"
+check '[ $rc = 0 ] && [ "$(jw "d[\"total\"], d[\"offset\"], [i[\"switch\"] for i in d[\"items\"]]")" = "12 10 p1-t1-0 p1-t1-1" ]' "health switch --offset/--limit"
+reader health switch p0-t1-0
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^p0-t1-0, plane 0: bad; its links: [0-9] bad, 0 degraded, [0-9] ok, 0 no_data$" && [ "$(sed -n 2p "$tmp/out" | awk "{print \$1}")" = LINK ] && [ "$(sed "1,2d;\$d" "$tmp/out" | awk "{print \$1}" | sort | tr "\n" " ")" = "p0-t0-0~p0-t1-0 p0-t0-1~p0-t1-0 p0-t0-2~p0-t1-0 p0-t0-3~p0-t1-0 " ] && [ "$(tail -1 "$tmp/out")" = "4 links" ]' "health switch NAME: its state, then its links"
+reader --json health switch p0-t1-0
+cp "$tmp/out" "$tmp/hs-one.json"
+check '[ $rc = 0 ] && [ "$(json "d[\"switch\"], d[\"plane\"], d[\"state\"], sum(d[\"links\"].values())")" = "p0-t1-0 0 bad 4" ]' "health switch NAME --json: the switch's health"
+reader --json health switch p1-t0-2
+check '[ $rc = 0 ] && [ "$(json "d[\"state\"], d[\"links\"][\"bad\"]")" = "ok 1" ]' "a switch with one bad link (h5:1) is itself ok"
+
+reader health path h5:1 h0:1
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h5:1 -> h0:1: plane 1, 2 paths, 2 bad, 0 degraded" ] && grep -q "^PLANE  T1  *EV  *STATE  *HOPS$" "$tmp/out" && grep -q "^    1  p1-t1-0  0x20000000  bad  *h5:1 bad > p1-t0-2~p1-t1-0 ok > p1-t0-0~p1-t1-0 ok > h0:1 ok$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *h5:1 bad > " "$tmp/out" && grep -q "^  h5:1 bad: up bad (2800/140000 lost, 2.000%), down ok (0/140000 lost, 0.000%)$" "$tmp/out"' "health path h5:1 h0:1: each EV hop by hop, the lossy link"
+reader --json health path h5:1 h0:1
+cp "$tmp/out" "$tmp/hp-port.json"
+check '[ $rc = 0 ] && [ "$(jw "d[\"from\"], d[\"to\"], [(e[\"plane\"], e[\"t1\"], e[\"ev\"], e[\"state\"], len(e[\"hops\"])) for e in d[\"evs\"]]")" = "h5 h0 1 p1-t1-0 536870912 bad 4 1 p1-t1-1 537133056 bad 4" ]' "health path --json: the API's EVs of the ports' plane"
+reader health path h0:0 h5:0
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:0 -> h5:0: plane 0, 2 paths, 1 bad, 0 degraded" ] && grep -Eq "^    0  p0-t1-0  0x00000000  bad  *h0:0 ok > p0-t0-0~p0-t1-0 (ok|bad) > p0-t0-2~p0-t1-0 (ok|bad) > h5:0 ok$" "$tmp/out" && grep -q "^    0  p0-t1-1  0x00040000  ok  " "$tmp/out"' "health path across the bad T1: one EV bad, the other ok"
+reader --json health path h0:0 h1:0
+cp "$tmp/out" "$tmp/hp-local.json"
+check '[ $rc = 0 ] && [ "$(jw "[(e[\"plane\"], \"t1\" in e, [h[\"link\"] for h in e[\"hops\"]]) for e in d[\"evs\"]]")" = "0 False h0:0 h1:0" ]' "health path under one T0: no T1, two hops"
+reader health path h0:0 h1:0
+check '[ $rc = 0 ] && grep -q "^    0  -   -  *ok  *h0:0 ok > h1:0 ok$" "$tmp/out"' "health path under one T0: the table"
+reader --json health path h5 h0
+cp "$tmp/out" "$tmp/hp-hosts.json"
+check '[ $rc = 0 ] && [ "$(jw "sorted(e[\"plane\"] for e in d[\"evs\"])")" = "0 0 1 1" ]' "health path of two hosts: every plane"
+
+# health: the faults
+for a in "health switch p9-t1-0" "health links --switch p9-t1-0"; do
+    # shellcheck disable=SC2086
+    reader $a
+    check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: no switch is called '"'p9-t1-0'"' (HTTP 404)" ] && [ ! -s "$tmp/out" ]' "$a: exit 2, the controller's sentence"
+done
+reader --json health switch p9-t1-0
+cp "$tmp/out" "$tmp/e-hs404.json"
+check '[ $rc = 2 ] && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "an unknown switch with --json: an error document"
+reader health links --plane 9
+check '[ $rc = 2 ] && err_is "'"'plane'"' must be a whole number from 0 to 1, not '"'9'"' (HTTP 400)"' "a plane the fabric does not have: exit 2"
+reader health path h99:1 h0:1
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: '"'h99'"' is no host of fabric '"'lab'"' (HTTP 404)" ] && [ ! -s "$tmp/out" ]' "health path of an unknown host: exit 2"
+reader --json health path h0:5 h3:5
+cp "$tmp/out" "$tmp/e-hp-port.json"
+check '[ $rc = 2 ] && err_is "'"'h0:5'"' is no host port of fabric '"'lab'"': its ports are 0 to 1, one per plane" && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "health path of a port the hosts do not have: exit 2"
+reader health path h3:x h7:1
+check '[ $rc = 2 ] && err_is "'"'h3:x'"' is not a host port: want HOST:PORT" && [ ! -s "$tmp/out" ]' "a bad host port: exit 2, nothing sent"
+reader health path h3:1 h7:0
+check '[ $rc = 2 ] && err_is "h3:1 and h7:0 are on different planes (1 and 0)"' "host ports of two planes: exit 2"
+run health links
+check '[ $rc = 2 ] && err_is "no token" && [ ! -s "$tmp/out" ]' "health with no token: exit 2"
+MRCFAB_TOKEN=tok-admin-0000000000002 run health switch
+check '[ $rc = 2 ] && err_is "(HTTP 401)"' "health with a wrong token: exit 2 (HTTP 401)"
+MRCFAB_TOKEN=tok-agent-h3-0000000001 run health path h3:1 h7:1
+check '[ $rc = 0 ]' "any role reads health (an agent's token)"
+
+check_schema health-links.schema.json "health links --json" "$tmp/hl-bad.json" \
+    "$tmp/hl-plane.json" "$tmp/hl-switch.json" "$tmp"/hl-page*.json "$tmp/hl-none.json"
+check_schema health-switches.schema.json "health switch --json" "$tmp/hs-all.json" \
+    "$tmp/hs-plane.json" "$tmp/hs-page.json"
+check_schema health-switch.schema.json "health switch NAME --json" "$tmp/hs-one.json"
+check_schema health-path.schema.json "health path --json" "$tmp/hp-port.json" \
+    "$tmp/hp-local.json" "$tmp/hp-hosts.json"
+
+# 7. bad arguments: exit 2 before anything is sent
 bad_args=(
     "deny"
     "deny frobnicate"
@@ -222,6 +374,26 @@ bad_args=(
     "drain p0-t1-1 --scope up"
     "undrain"
     "undrain p0-t1-1 p0-t1-0"
+    "health"
+    "health frobnicate"
+    "health links extra"
+    "health links --bogus"
+    "health links --state sideways"
+    "health links --plane x"
+    "health links --offset -1"
+    "health links --limit"
+    "health links --switch"
+    "health switch p0-t1-0 p0-t1-1"
+    "health switch p0-t1-0 --plane 0"
+    "health switch --switch p0-t1-0"
+    "health path"
+    "health path h3:1"
+    "health path h3:1 h7:1 h0:1"
+    "health path h3:1 h7:0"
+    "health path :1 h7:1"
+    "health path h3: h7:1"
+    "health path h3:1:2 h7:1"
+    "health path h3:1 h7:1 --plane 1"
     "--controller ftp://127.0.0.1/ deny ls"
     "--controller http://127.0.0.1:99999 deny ls"
     "--controller http:// deny ls"
@@ -251,11 +423,11 @@ check '[ "$(version)" = "$v" ]' "bad arguments changed nothing"
 check_schema error.schema.json "the error documents" "$tmp/e403.json" "$tmp/e-notoken.json" \
     "$tmp/e422.json" "$tmp/e-args.json"
 
-# 7. the controller's URL: the flag wins over the environment; a trailing slash is fine
+# 8. the controller's URL: the flag wins over the environment; a trailing slash is fine
 MRCFAB_CONTROLLER=http://127.0.0.1:1 op --controller "$base/" deny ls
 check '[ $rc = 0 ]' "--controller wins over \$MRCFAB_CONTROLLER"
 
-# 8. a controller that errs (5xx), and one that never answers
+# 9. a controller that errs (5xx), and one that never answers
 cat >"$tmp/fake.py" <<'PY'
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -287,12 +459,14 @@ disown
 for _ in $(seq 100); do [ -s "$tmp/fake.port" ] && [ -s "$tmp/mute.port" ] && break; sleep 0.05; done
 op --controller "http://127.0.0.1:$(cat "$tmp/fake.port")" deny ls
 check '[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "mrcctl: the store could not be read (HTTP 503)" ]' "a 5xx problem: exit 1, its sentence"
+op --controller "http://127.0.0.1:$(cat "$tmp/fake.port")" health switch p0-t1-0
+check '[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "mrcctl: the store could not be read (HTTP 503)" ] && [ ! -s "$tmp/out" ]' "health: a 5xx problem, exit 1"
 t0=$(date +%s)
 op --controller "http://127.0.0.1:$(cat "$tmp/mute.port")" deny ls
 t=$(($(date +%s) - t0))
 check '[ $rc = 1 ] && err_is "timed out" && [ $t -ge 9 ] && [ $t -le 13 ]' "a controller that never answers: exit 1 after 10 s ($t s)"
 
-# 9. a controller that is down
+# 10. a controller that is down
 kill -TERM "$pid"
 wait "$pid" || true
 pid=
@@ -301,6 +475,9 @@ check '[ $rc = 1 ] && err_is "cannot reach the controller" && err_is "Connection
 op --json drain p0-t1-0
 cp "$tmp/out" "$tmp/e-down.json"
 check '[ $rc = 1 ] && conforms error.schema.json "$tmp/e-down.json" && [ "$(json "d[\"error\"][\"code\"]")" = 1 ]' "the controller down, --json: exit 1, an error document"
+op --json health path h3:1 h7:1
+cp "$tmp/out" "$tmp/e-down2.json"
+check '[ $rc = 1 ] && err_is "cannot reach the controller" && conforms error.schema.json "$tmp/e-down2.json"' "health with the controller down: exit 1, an error document"
 MRCFAB_CONTROLLER=http://no-such-controller.invalid:8080 op undrain p0-t1-0
 check '[ $rc = 1 ] && err_is "cannot resolve"' "a controller name that does not resolve: exit 1"
 

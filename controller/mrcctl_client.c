@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/* mrcctl as the controller's client: its URL, the bearer token, one API call with the
+ * controller's faults turned into exit codes, and readers of the answers' members. A problem
+ * document from the controller is shown as its sentence and the status; 4xx is bad input
+ * (exit 2), 5xx and a controller out of reach are the system failing (exit 1). */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mrcctl.h"
+#include "util.h"
+
+/* The bearer token into |*ptoken| (a heap string): the first word of --token-file, else
+ * $MRCFAB_TOKEN, else the first word of $MRCFAB_TOKEN_FILE. Lines starting with '#' are
+ * skipped, so a line of the controller's tokens file will do. Returns the exit code. */
+static int get_token(mrcctl *c, char **ptoken)
+{
+    const char *file = c->token_file, *env = getenv("MRCFAB_TOKEN");
+    const char *how = "--token-file";
+    if (!file && env && env[0]) {
+        *ptoken = util_xstrdup(env);
+        return MRCCTL_OK;
+    }
+    if (!file) {
+        file = getenv("MRCFAB_TOKEN_FILE");
+        how = "$MRCFAB_TOKEN_FILE";
+    }
+    if (!file || !file[0]) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
+                           "no token: give --token-file FILE, or set $MRCFAB_TOKEN or "
+                           "$MRCFAB_TOKEN_FILE");
+    }
+    char *data, *cursor, *line;
+    size_t len;
+    int rv = util_read_file(file, &data, &len);
+    if (rv != 0) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "cannot read the token file %s (%s): %s", file,
+                           how, strerror(-rv));
+    }
+    *ptoken = NULL;
+    cursor = data;
+    while (!*ptoken && (line = util_line_next(&cursor)) != NULL) {
+        while (isspace((unsigned char)*line)) {
+            line++;
+        }
+        size_t n = 0;
+        while (line[n] && !isspace((unsigned char)line[n])) {
+            n++;
+        }
+        if (n > 0 && line[0] != '#') {
+            line[n] = '\0';
+            *ptoken = util_xstrdup(line);
+        }
+    }
+    free(data);
+    if (!*ptoken) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "the token file %s (%s) holds no token", file,
+                           how);
+    }
+    return MRCCTL_OK;
+}
+
+/* The controller's base URL, without a trailing slash, in |dest|. */
+static void base_url(const mrcctl *c, char *dest, size_t destlen)
+{
+    const char *url = c->controller, *env = getenv("MRCFAB_CONTROLLER");
+    if (!url || !url[0]) {
+        url = env && env[0] ? env : MRCCTL_CONTROLLER;
+    }
+    size_t n = strlen(url);
+    while (n > 0 && url[n - 1] == '/') {
+        n--;
+    }
+    snprintf(dest, destlen, "%.*s", (int)n, url);
+}
+
+/* The CA certificates an https controller's certificate must chain to: --cacert, else
+ * $MRCFAB_CACERT, else NULL (the system's). */
+static const char *ca_file(const mrcctl *c)
+{
+    const char *env = getenv("MRCFAB_CACERT");
+    if (c->cacert && c->cacert[0]) {
+        return c->cacert;
+    }
+    return env && env[0] ? env : NULL;
+}
+
+/* The sentence of a problem document (RFC 9457), or of whatever else a fault came with. */
+static void problem_text(const char *body, char *dest, size_t destlen)
+{
+    json_object *doc = body && body[0] ? json_tokener_parse(body) : NULL, *v;
+    if (doc && json_object_is_type(doc, json_type_object) &&
+        ((json_object_object_get_ex(doc, "detail", &v) &&
+          json_object_is_type(v, json_type_string)) ||
+         (json_object_object_get_ex(doc, "title", &v) &&
+          json_object_is_type(v, json_type_string)))) {
+        snprintf(dest, destlen, "%s", json_object_get_string(v));
+    } else {
+        snprintf(dest, destlen, "the controller refused the request with no problem document");
+    }
+    json_object_put(doc);
+}
+
+int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object *body, int want,
+                    int quiet, int *pstatus, json_object **pdoc)
+{
+    char base[1024], url[2048], err[512], text[512];
+    char *token = NULL, *answer = NULL;
+    int status = 0, rv;
+    if (pdoc) {
+        *pdoc = NULL;
+    }
+    if ((rv = get_token(c, &token)) != 0) {
+        return rv;
+    }
+    base_url(c, base, sizeof(base));
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    /* a controller that goes away mid-request is an error to report, not a signal to die of */
+    signal(SIGPIPE, SIG_IGN);
+    const char *text_body =
+        body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
+    rv = util_http_request(url, method, token, text_body, ca_file(c), &status, &answer, NULL, err,
+                           sizeof(err));
+    free(token);
+    if (pstatus) {
+        *pstatus = status;
+    }
+    if (rv == -EINVAL) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s", err);
+    }
+    if (rv != 0) {
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach the controller: %s", err);
+    }
+    if (status == want) {
+        json_object *doc = NULL;
+        rv = MRCCTL_OK;
+        if (answer[0]) {
+            doc = json_tokener_parse(answer);
+            if (!doc) {
+                rv = mrcctl_fail(c, MRCCTL_FAIL, NULL,
+                                 "the controller's answer to %s %s is not JSON", method, url);
+            }
+        }
+        if (pdoc) {
+            *pdoc = doc;
+        } else {
+            json_object_put(doc);
+        }
+        free(answer);
+        return rv;
+    }
+    if (status == quiet) {
+        free(answer);
+        return MRCCTL_OK;
+    }
+    if (status >= 400 && status <= 599) {
+        problem_text(answer, text, sizeof(text));
+        rv = mrcctl_fail(c, status < 500 ? MRCCTL_BADINPUT : MRCCTL_FAIL, NULL, "%s (HTTP %d)",
+                         text, status);
+    } else {
+        rv = mrcctl_fail(c, MRCCTL_FAIL, NULL, "unexpected answer to %s %s (HTTP %d)", method, url,
+                         status);
+    }
+    free(answer);
+    return rv;
+}
+
+int mrcctl_query_add(char *dest, size_t destlen, const char *key, const char *value)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n0 = strlen(dest), n = n0;
+    if (!value) {
+        return 0;
+    }
+    int k = snprintf(dest + n, destlen - n, "%c%s=", strchr(dest, '?') ? '&' : '?', key);
+    if (k < 0 || (size_t)k >= destlen - n) {
+        dest[n0] = '\0';
+        return -1;
+    }
+    n += (size_t)k;
+    for (const unsigned char *v = (const unsigned char *)value; *v; v++) {
+        if (n + 3 >= destlen) {
+            dest[n0] = '\0';
+            return -1;
+        }
+        if (isalnum(*v) || strchr("-._~:", *v)) {
+            dest[n++] = (char)*v;
+        } else {
+            dest[n++] = '%';
+            dest[n++] = hex[*v >> 4];
+            dest[n++] = hex[*v & 15];
+        }
+    }
+    dest[n] = '\0';
+    return 0;
+}
+
+const char *mrcctl_member(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !v) {
+        return "";
+    }
+    return json_object_get_string(v);
+}
+
+int64_t mrcctl_member_int(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+bool mrcctl_member_bool(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+int mrcctl_width(int w, const char *s)
+{
+    int n = (int)strlen(s);
+    return n > w ? n : w;
+}
