@@ -46,6 +46,7 @@ starts=0
 start() {
     starts=$((starts + 1))
     log=$tmp/log.$starts
+    : >"$log" # the loop below reads it before the controller may have opened it
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --floor 0 --cert "$1" --key "$2" 2>"$log" &
     pid=$!

@@ -76,7 +76,9 @@ printf 'tok-reader-000000000001\n' >"$tmp/reader.token"
 topo=$root/deploy/topologies/lab.json
 
 # --floor 0: the denylist's round trips here are about the client; the capacity floor's
-# refusals are live.sh's
+# refusals are live.sh's. The log exists before the controller opens it: the loop below reads
+# it at once, and a machine under load may start the controller later.
+: >"$tmp/log"
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
     --listen 127.0.0.1:0 --floor 0 2>"$tmp/log" &
 pid=$!
