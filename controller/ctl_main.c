@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* mrc-controller: loads the topology, opens the store and serves the REST API until SIGTERM. */
 #include <errno.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +49,32 @@ static void usage(FILE *f)
                "                      [--config FILE] [options]\n\noptions (also 'key = value' "
                "lines of --config):\n");
     util_opt_usage(opts, f);
+}
+
+/* The certificate and key as a TLS server takes them: PEM, and the key the certificate's.
+ * Checked before serving, so that a bad file is named rather than taken for a busy port. */
+static int tls_check(const char *cert, const char *key, char *err, size_t errlen)
+{
+    int rv = -EINVAL;
+    BIO *cb = BIO_new_mem_buf(cert, -1), *kb = BIO_new_mem_buf(key, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    if (!x) {
+        snprintf(err, errlen, "%s holds no PEM certificate (--cert)", o.cert);
+    } else if (!k) {
+        snprintf(err, errlen, "%s holds no PEM private key, or one with a passphrase (--key)",
+                 o.key);
+    } else if (X509_check_private_key(x, k) != 1) {
+        snprintf(err, errlen, "the key in %s is not the key of the certificate in %s", o.key,
+                 o.cert);
+    } else {
+        rv = 0;
+    }
+    EVP_PKEY_free(k);
+    X509_free(x);
+    BIO_free(kb);
+    BIO_free(cb);
+    return rv;
 }
 
 static double since(const struct timespec *t0)
@@ -123,6 +151,10 @@ int main(int argc, char **argv)
     if (o.cert && (util_read_file(o.cert, &cert, &(size_t){0}) != 0 ||
                    util_read_file(o.key, &key, &(size_t){0}) != 0)) {
         util_log(UTIL_LOG_ERR, "cannot read %s or %s", o.cert, o.key);
+        goto out;
+    }
+    if (o.cert && tls_check(cert, key, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s", err);
         goto out;
     }
     ctx->topo = topo;

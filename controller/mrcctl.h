@@ -40,11 +40,12 @@ int mrcctl_sink_file(void *user, const char *data, size_t datalen);
  * getopt_long loops; 1 if it was one. */
 int mrcctl_common_opt(mrcctl *c, int opt);
 
-/* An option of a subcommand that takes a value: --|name| VALUE sets |*pvalue| (borrowed from
- * argv; NULL when not given). */
+/* An option of a subcommand: --|name| VALUE sets |*pvalue| (borrowed from argv; NULL when
+ * not given), or with |pflag| a flag --|name| sets |*pflag| (false when not given). */
 typedef struct mrcctl_opt {
     const char *name;
     const char **pvalue;
+    bool *pflag;
 } mrcctl_opt;
 #define MRCCTL_OPTS_MAX 16
 /* Parses the options of a subcommand's |argv| (argv[0] is its name): the common ones and
@@ -78,11 +79,12 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
  * percent-encoded; nothing for a NULL |value|. Returns 0, or -1 with |dest| unchanged when it
  * would not fit in |destlen|. */
 int mrcctl_query_add(char *dest, size_t destlen, const char *key, const char *value);
-/* Member |key| of object |o| as a string (borrowed; "" when absent), a whole number (0 when
- * absent) or a boolean (false when absent). */
+/* Member |key| of object |o| as a string (borrowed; "" when absent), a whole number or a
+ * number (0 when absent) or a boolean (false when absent). */
 const char *mrcctl_member(json_object *o, const char *key);
 int64_t mrcctl_member_int(json_object *o, const char *key);
 bool mrcctl_member_bool(json_object *o, const char *key);
+double mrcctl_member_double(json_object *o, const char *key);
 /* The width of a table's column: |w| or the length of |s|, whichever is more. */
 int mrcctl_width(int w, const char *s);
 

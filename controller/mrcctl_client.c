@@ -219,6 +219,12 @@ bool mrcctl_member_bool(json_object *o, const char *key)
     return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
 }
 
+double mrcctl_member_double(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
 int mrcctl_width(int w, const char *s)
 {
     int n = (int)strlen(s);

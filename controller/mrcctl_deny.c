@@ -17,6 +17,7 @@
 /* The options of the commands that add an entry. */
 typedef struct deny_opts {
     const char *reason, *scope, *from, *to;
+    bool force; /* past the controller's capacity floor (operator) */
 } deny_opts;
 
 /* "START..END", or "-" without a window. */
@@ -100,22 +101,25 @@ static void print_removed(const char *element, const int64_t *ids, size_t n)
 }
 
 /* Parses the options of |argv| (argv[0] is the verb); |allowed| lists the letters of the
- * deny_opts taken ('r' reason, 's' scope, 'f'/'o' from/to). Leaves optind at the first
+ * deny_opts taken ('r' reason, 's' scope, 'f'/'o' from/to, 'F' force). Leaves optind at the first
  * operand. Returns the exit code. */
 static int parse_opts(mrcctl *c, int argc, char **argv, const char *allowed, const char *what,
                       deny_opts *d)
 {
-    const mrcctl_opt all[] = {
-        {"reason", &d->reason}, {"scope", &d->scope}, {"from", &d->from}, {"to", &d->to}};
+    const mrcctl_opt all[] = {{"reason", &d->reason, NULL},
+                              {"scope", &d->scope, NULL},
+                              {"from", &d->from, NULL},
+                              {"to", &d->to, NULL},
+                              {"force", NULL, &d->force}};
     mrcctl_opt own[sizeof(all) / sizeof(all[0]) + 1];
     size_t n = 0;
     memset(d, 0, sizeof(*d));
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strchr(allowed, "rsfo"[i])) {
+        if (strchr(allowed, "rsfoF"[i])) {
             own[n++] = all[i];
         }
     }
-    own[n] = (mrcctl_opt){NULL, NULL};
+    own[n] = (mrcctl_opt){NULL, NULL, NULL};
     int rv = mrcctl_parse_opts(c, argc, argv, own, what);
     if (rv != MRCCTL_OK) {
         return rv;
@@ -135,10 +139,10 @@ static int parse_opts(mrcctl *c, int argc, char **argv, const char *allowed, con
     return MRCCTL_OK;
 }
 
-/* POSTs an entry for |element| and prints it. */
-static int add_entry(mrcctl *c, const char *element, const char *reason, const deny_opts *d)
+/* The body of an entry for |element|. */
+static json_object *entry_body(const char *element, const char *reason, const deny_opts *d)
 {
-    json_object *body = json_object_new_object(), *entry;
+    json_object *body = json_object_new_object();
     json_object_object_add(body, "element", json_object_new_string(element));
     json_object_object_add(body, "reason", json_object_new_string(reason));
     if (d->scope) {
@@ -150,7 +154,15 @@ static int add_entry(mrcctl *c, const char *element, const char *reason, const d
         json_object_object_add(w, "end", json_object_new_string(d->to));
         json_object_object_add(body, "window", w);
     }
-    int rv = mrcctl_api_call(c, "POST", DENYLIST, body, 201, 0, NULL, &entry);
+    return body;
+}
+
+/* POSTs an entry for |element| and prints it. */
+static int add_entry(mrcctl *c, const char *element, const char *reason, const deny_opts *d)
+{
+    json_object *body = entry_body(element, reason, d), *entry;
+    int rv = mrcctl_api_call(c, "POST", d->force ? DENYLIST "?force=true" : DENYLIST, body, 201, 0,
+                             NULL, &entry);
     json_object_put(body);
     if (rv != 0) {
         return rv;
@@ -212,10 +224,10 @@ static int deny_ls(mrcctl *c, int argc, char **argv)
 
 static int deny_add(mrcctl *c, int argc, char **argv)
 {
-    static const char usage[] =
-        "mrcctl deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME]";
+    static const char usage[] = "mrcctl deny add ELEMENT --reason TEXT [--scope both|up|down] "
+                                "[--from TIME --to TIME] [--force]";
     deny_opts d;
-    int rv = parse_opts(c, argc, argv, "rsfo", usage, &d);
+    int rv = parse_opts(c, argc, argv, "rsfoF", usage, &d);
     if (rv != 0) {
         return rv;
     }
@@ -286,8 +298,75 @@ static int deny_rm(mrcctl *c, int argc, char **argv)
     return MRCCTL_OK;
 }
 
+/* The blast radius as lines: the counts, the capacity left, the hardest hit pairs. */
+static void print_blast(const char *element, json_object *doc)
+{
+    json_object *br = NULL, *bins, *worst;
+    json_object_object_get_ex(doc, "blast_radius", &br);
+    printf("denying %s: %lld of %lld host pairs lose path capacity, %lld cut off, %lld below the "
+           "floor of %.0f %%; the least left: %.1f %%\n",
+           element, (long long)mrcctl_member_int(br, "affected_pairs"),
+           (long long)mrcctl_member_int(br, "pairs"),
+           (long long)mrcctl_member_int(br, "cut_off_pairs"),
+           (long long)mrcctl_member_int(br, "below_floor_pairs"),
+           100 * mrcctl_member_double(br, "floor"),
+           100 * mrcctl_member_double(br, "min_capacity_left"));
+    for (size_t i = 0; json_object_object_get_ex(br, "capacity_left", &bins) &&
+                       i < json_object_array_length(bins);
+         i++) {
+        json_object *b = json_object_array_get_idx(bins, i);
+        printf("  %3.0f-%3.0f %% left: %lld pairs\n", 100 * mrcctl_member_double(b, "from"),
+               100 * mrcctl_member_double(b, "to"), (long long)mrcctl_member_int(b, "pairs"));
+    }
+    for (size_t i = 0;
+         json_object_object_get_ex(br, "worst", &worst) && i < json_object_array_length(worst);
+         i++) {
+        json_object *w = json_object_array_get_idx(worst, i);
+        printf("  %s -> %s: %.1f %% -> %.1f %%\n", mrcctl_member(w, "src"), mrcctl_member(w, "dst"),
+               100 * mrcctl_member_double(w, "before"), 100 * mrcctl_member_double(w, "after"));
+    }
+    printf("%s\n", mrcctl_member_bool(doc, "refused")
+                       ? "the controller would refuse it (an operator may force it: --force)"
+                       : "the controller would take it");
+}
+
+/* The dry run: the blast radius of an entry, nothing stored. Exit 1 when it would be
+ * refused, so that a script can ask before it drains. */
+static int deny_check(mrcctl *c, int argc, char **argv)
+{
+    static const char usage[] =
+        "mrcctl deny check ELEMENT [--scope both|up|down] [--from TIME --to TIME] [--reason TEXT]";
+    deny_opts d;
+    json_object *doc;
+    int rv = parse_opts(c, argc, argv, "rsfo", usage, &d);
+    if (rv != 0) {
+        return rv;
+    }
+    if (optind != argc - 1) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: usage: %s",
+                           optind == argc ? "no element" : "one element only", usage);
+    }
+    json_object *body = entry_body(argv[optind], d.reason ? d.reason : "check", &d);
+    rv = mrcctl_api_call(c, "POST", DENYLIST "?dry_run=true", body, 200, 0, NULL, &doc);
+    json_object_put(body);
+    if (rv != 0) {
+        return rv;
+    }
+    bool refused = mrcctl_member_bool(doc, "refused");
+    if (c->json) {
+        mrcctl_print_json(doc);
+    } else {
+        print_blast(argv[optind], doc);
+        json_object_put(doc);
+    }
+    return refused ? MRCCTL_FAIL : MRCCTL_OK;
+}
+
 int mrcctl_deny(mrcctl *c, int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "check") == 0) {
+        return deny_check(c, argc - 1, argv + 1);
+    }
     if (argc > 1 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "list") == 0)) {
         return deny_ls(c, argc - 1, argv + 1);
     }
@@ -299,15 +378,17 @@ int mrcctl_deny(mrcctl *c, int argc, char **argv)
     }
     return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
                        "usage: mrcctl deny ls | add ELEMENT --reason TEXT [--scope both|up|down] "
-                       "[--from TIME --to TIME] | rm ID");
+                       "[--from TIME --to TIME] [--force] | rm ID | check ELEMENT [--scope S] "
+                       "[--from TIME --to TIME]");
 }
 
 int mrcctl_drain(mrcctl *c, int argc, char **argv)
 {
-    static const char usage[] = "mrcctl drain ELEMENT [--reason TEXT] [--from TIME --to TIME]";
+    static const char usage[] =
+        "mrcctl drain ELEMENT [--reason TEXT] [--from TIME --to TIME] [--force]";
     deny_opts d;
     char reason[256];
-    int rv = parse_opts(c, argc, argv, "rfo", usage, &d);
+    int rv = parse_opts(c, argc, argv, "rfoF", usage, &d);
     if (rv != 0) {
         return rv;
     }

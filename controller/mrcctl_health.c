@@ -226,8 +226,9 @@ static int health_links(mrcctl *c, int argc, char **argv)
 {
     filters f;
     json_object *doc;
-    const mrcctl_opt own[] = {{"state", &f.state},   {"plane", &f.plane}, {"switch", &f.sw},
-                              {"offset", &f.offset}, {"limit", &f.limit}, {NULL, NULL}};
+    const mrcctl_opt own[] = {{"state", &f.state, NULL}, {"plane", &f.plane, NULL},
+                              {"switch", &f.sw, NULL},   {"offset", &f.offset, NULL},
+                              {"limit", &f.limit, NULL}, {NULL, NULL, NULL}};
     int rv = mrcctl_parse_opts(c, argc, argv, own, links_usage);
     if (rv != 0 || (rv = check_filters(c, &f)) != 0) {
         return rv;
@@ -322,11 +323,11 @@ static int health_switch(mrcctl *c, int argc, char **argv)
 {
     filters f = {0};
     json_object *doc;
-    const mrcctl_opt own[] = {{"state", &f.state},
-                              {"plane", &f.plane},
-                              {"offset", &f.offset},
-                              {"limit", &f.limit},
-                              {NULL, NULL}};
+    const mrcctl_opt own[] = {{"state", &f.state, NULL},
+                              {"plane", &f.plane, NULL},
+                              {"offset", &f.offset, NULL},
+                              {"limit", &f.limit, NULL},
+                              {NULL, NULL, NULL}};
     int rv = mrcctl_parse_opts(c, argc, argv, own, switch_usage);
     if (rv != 0 || (rv = check_filters(c, &f)) != 0) {
         return rv;

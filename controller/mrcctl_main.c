@@ -30,10 +30,13 @@ static const char usage[] =
     "\n"
     "  on the controller (mrc-controller):\n"
     "  deny ls                       the denylist's entries\n"
-    "  deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME]\n"
+    "  deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME] [--force]\n"
     "                                deny a switch, host port (h3:1) or link (A~B)\n"
     "  deny rm ID                    remove entry ID\n"
-    "  drain ELEMENT [--reason TEXT] [--from TIME --to TIME]\n"
+    "  deny check ELEMENT [--scope S] [--from TIME --to TIME]\n"
+    "                                the blast radius of denying ELEMENT; exit 1 if the\n"
+    "                                controller would refuse it (below its capacity floor)\n"
+    "  drain ELEMENT [--reason TEXT] [--from TIME --to TIME] [--force]\n"
     "                                deny ELEMENT with a reason starting 'drain'\n"
     "  undrain ELEMENT               remove every entry of ELEMENT whose reason starts 'drain'\n"
     "                                (TIME is RFC 3339 UTC: 2026-12-01T02:00:00Z)\n"
@@ -131,8 +134,14 @@ int mrcctl_parse_opts(mrcctl *c, int argc, char **argv, const mrcctl_opt *own, c
     }
     for (; own && own[nown].name; nown++) {
         assert(nown < MRCCTL_OPTS_MAX);
-        opts[n++] = (struct option){own[nown].name, required_argument, NULL, OWN + (int)nown};
-        *own[nown].pvalue = NULL;
+        bool flag = own[nown].pflag != NULL;
+        opts[n++] = (struct option){own[nown].name, flag ? no_argument : required_argument, NULL,
+                                    OWN + (int)nown};
+        if (flag) {
+            *own[nown].pflag = false;
+        } else {
+            *own[nown].pvalue = NULL;
+        }
     }
     opts[n] = (struct option){NULL, 0, NULL, 0};
     optind = 0;
@@ -150,6 +159,8 @@ int mrcctl_parse_opts(mrcctl *c, int argc, char **argv, const mrcctl_opt *own, c
         if (opt == ':') {
             rv =
                 mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' takes a value; usage: %s", name, usage);
+        } else if (opt >= OWN && opt < OWN + (int)nown && own[opt - OWN].pflag) {
+            *own[opt - OWN].pflag = true;
         } else if (opt >= OWN && opt < OWN + (int)nown) {
             *own[opt - OWN].pvalue = optarg;
         } else if (opt == '?' || !mrcctl_common_opt(c, opt)) {

@@ -468,7 +468,40 @@ op --controller "http://127.0.0.1:$(cat "$tmp/mute.port")" deny ls
 t=$(($(date +%s) - t0))
 check '[ $rc = 1 ] && err_is "timed out" && [ $t -ge 9 ] && [ $t -le 13 ]' "a controller that never answers: exit 1 after 10 s ($t s)"
 
-# 10. a controller that is down
+# 10. the capacity floor: a second controller with the default floor (50 %) and no entries
+: >"$tmp/log2"
+"$bin/mrc-controller" --topology "$topo" --db "$tmp/c2.db" --tokens "$tmp/tokens" \
+    --listen 127.0.0.1:0 2>"$tmp/log2" &
+fakes+=($!)
+disown
+port2=
+for _ in $(seq 200); do
+    port2=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$tmp/log2")
+    [ -n "$port2" ] && break
+    sleep 0.05
+done
+floor=(--controller "http://127.0.0.1:$port2")
+op "${floor[@]}" deny check p0-t1-0
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -qx "denying p0-t1-0: 48 of 56 host pairs lose path capacity, 0 cut off, 0 below the floor of 50 %; the least left: 75.0 %" && tail -1 "$tmp/out" | grep -q "would take it"' "deny check: the blast radius, exit 0"
+op "${floor[@]}" --json deny check p0-t1-0 --scope both --from 2030-12-01T02:00:00Z --to 2030-12-01T04:00:00Z
+cp "$tmp/out" "$tmp/check-ok.json"
+check '[ $rc = 0 ] && [ "$(json "d[\"blast_radius\"][\"affected_pairs\"], d[\"refused\"], d[\"entry\"][\"window\"][\"start\"]")" = "48 False 2030-12-01T02:00:00.000Z" ]' "deny check --json, with a window"
+check '[ "$(MRCFAB_CONTROLLER=http://127.0.0.1:$port2 version)" = 0 ]' "a check stores nothing"
+op "${floor[@]}" drain p0-t0-0
+check '[ $rc = 0 ]' "drain a T0 of plane 0: h0 and h1 keep half"
+op "${floor[@]}" deny check p1-t0-0
+check '[ $rc = 1 ] && grep -q "26 cut off, 26 below the floor of 50 %" "$tmp/out" && tail -1 "$tmp/out" | grep -q "would refuse it"' "deny check of the same T0 of plane 1: exit 1, it would be refused"
+op "${floor[@]}" --json deny check p1-t0-0
+cp "$tmp/out" "$tmp/check-refused.json"
+op "${floor[@]}" deny add p1-t0-0 --reason "reboot"
+check '[ $rc = 2 ] && err_is "would leave 26 host pairs below the capacity floor of 50 %" && err_is "(HTTP 409)"' "deny add below the floor: exit 2, the controller's sentence"
+op "${floor[@]}" drain p1-t0-0 --force
+check '[ $rc = 0 ] && grep -q "^added denylist entry [0-9]*: p1-t0-0, scope both, active now, by bob: drain$" "$tmp/out"' "drain --force: added"
+run "${floor[@]}" --token-file "$tmp/reader.token" deny check p0-t1-1
+check '[ $rc = 2 ] && err_is "(HTTP 403)"' "a reader may not check (it would add)"
+check_schema deny-check.schema.json "deny check --json" "$tmp/check-ok.json" "$tmp/check-refused.json"
+
+# 11. a controller that is down
 kill -TERM "$pid"
 wait "$pid" || true
 pid=
