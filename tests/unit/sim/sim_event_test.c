@@ -79,6 +79,7 @@ Suite *sim_event_suite(void)
     tcase_add_test(tc, test_sim_event_order);
     tcase_add_test(tc, test_sim_event_many);
     tcase_add_test(tc, test_sim_event_target);
+    tcase_set_timeout(tc, 60); /* many events under the sanitizers on a loaded machine */
     suite_add_tcase(s, tc);
     return s;
 }
