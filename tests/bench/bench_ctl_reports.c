@@ -32,7 +32,9 @@ static const char usage[] =
     "  --peers N        peers named in each report (4)\n"
     "  --evs N          EVs per peer (8)\n"
     "  --bad-links N    lossy T0-T1 links, all in plane 3 (16)\n"
-    "  --seed N         seed of the choice of peers, EVs and counters (1)\n";
+    "  --seed N         seed of the choice of peers, EVs and counters (1)\n"
+    "  --seconds N      send no new report after N seconds (no limit)\n"
+    "  --grace N        then wait N seconds at most for the answers in flight (10)\n";
 
 typedef struct badlink {
     unsigned p, a, j;
@@ -220,13 +222,15 @@ int main(int argc, char **argv)
         {"evs", required_argument, NULL, 'e'},
         {"bad-links", required_argument, NULL, 'b'},
         {"seed", required_argument, NULL, 's'},
+        {"seconds", required_argument, NULL, 'S'},
+        {"grace", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *topofile = NULL, *tokfile = NULL, *ip = "127.0.0.1";
     unsigned port = 0, conns = 64;
     gen g = {.peers = 4, .evs = 8, .seed = 1, .nbad = 16};
-    uint64_t total = 131072;
+    uint64_t total = 131072, limit_s = 0, grace_s = 10;
     int opt;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
@@ -259,6 +263,12 @@ int main(int argc, char **argv)
             break;
         case 's':
             g.seed = strtoull(optarg, NULL, 10);
+            break;
+        case 'S':
+            limit_s = strtoull(optarg, NULL, 10);
+            break;
+        case 'G':
+            grace_s = strtoull(optarg, NULL, 10);
             break;
         case 'h':
             fputs(usage, stdout);
@@ -337,6 +347,12 @@ int main(int argc, char **argv)
         }
     }
     uint64_t t0 = bench_now_ns(), last = t0;
+    /* a controller far from the target would hold the run for minutes: stop sending, and give
+     * up on the answers still due a while later (the controller may go on with them) */
+    uint64_t deadline = limit_s ? t0 + limit_s * 1000000000u : UINT64_MAX;
+    uint64_t give_up = limit_s ? deadline + grace_s * 1000000000u : UINT64_MAX;
+    uint64_t in_time = 0; /* answers before the deadline */
+    bool stopped = false;
     int status = 0;
     for (unsigned i = 0; i < conns && r.issued < total; i++) {
         if (issue(&r, &cs[i], i) != 0) {
@@ -346,8 +362,16 @@ int main(int argc, char **argv)
     }
     struct epoll_event evs[256];
     while (r.done < r.issued) {
-        int n = epoll_wait(r.ep, evs, 256, 10000);
-        if (n == 0) {
+        int n = epoll_wait(r.ep, evs, 256, limit_s ? 100 : 10000);
+        uint64_t now = bench_now_ns();
+        if (now >= deadline && !stopped) {
+            stopped = r.issued < total;
+            total = r.issued;
+        }
+        if (now >= give_up) {
+            break;
+        }
+        if (n == 0 && !limit_s) {
             fprintf(stderr,
                     "bench_ctl_reports: no answer in 10 s (%" PRIu64 " of %" PRIu64 " answered)\n",
                     r.done, r.issued);
@@ -402,12 +426,13 @@ int main(int argc, char **argv)
                     }
                 }
             }
+            in_time += now < deadline;
             if (r.issued < total && issue(&r, c, i) != 0) {
                 status = 1;
                 goto out;
             }
         }
-        last = bench_now_ns();
+        last = n ? bench_now_ns() : last;
     }
 out:;
     double secs = (double)(last - t0) / 1e9;
@@ -420,10 +445,11 @@ out:;
            ", \"failed\": %" PRIu64 ", \"seconds\": %.3f, \"per_second\": %.0f, "
            "\"connections\": %u, \"agent_tokens\": %d, \"evs_per_report\": %u, "
            "\"avg_body_bytes\": %.0f, \"lossy_evs\": %" PRIu64 ", \"bad_links\": %u, "
-           "\"cpu_seconds\": %.2f, \"first_failure\": \"",
-           r.issued, r.done, r.accepted, r.failed, secs, secs > 0 ? (double)r.done / secs : 0,
+           "\"cpu_seconds\": %.2f, \"stopped_early\": %s, \"answered_in_time\": %" PRIu64
+           ", \"unanswered\": %" PRIu64 ", \"first_failure\": \"",
+           r.issued, r.done, r.accepted, r.failed, secs, secs > 0 ? (double)r.accepted / secs : 0,
            conns, ntokens, g.peers * g.evs, r.issued ? (double)r.bytes / (double)r.issued : 0,
-           g.lossy_evs, g.nbad, cpu);
+           g.lossy_evs, g.nbad, cpu, stopped ? "true" : "false", in_time, r.issued - r.done);
     for (const char *s = r.first_failure; *s; s++) {
         if (*s == '"' || *s == '\\') {
             putchar('\\');
@@ -441,7 +467,7 @@ out:;
     free(r.body);
     free(r.req);
     fab_topo_free(topo);
-    if (status == 0 && (r.failed || r.accepted != total)) {
+    if (status == 0 && (r.failed || r.accepted != total || stopped || r.done != r.issued)) {
         status = 1;
     }
     return status;
