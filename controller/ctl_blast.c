@@ -33,7 +33,7 @@ typedef struct state {
 /* A row of the pair matrix: a class less its singled-out hosts, or one such host with the
  * planes its port is denied on, as a sender (src) and as a receiver (dst). */
 typedef struct unit {
-    uint32_t cls, size, host; /* host FAB_NONE: the class's remaining members */
+    uint32_t cls, size, host;            /* host FAB_NONE: the class's remaining members */
     uint32_t src_b, dst_b, src_a, dst_a; /* plane masks before and after the entry */
 } unit;
 
@@ -51,7 +51,8 @@ static void classify(ctl_blast *b)
 {
     uint32_t nhosts = fab_topo_nhosts(b->topo);
     unsigned P = b->planes;
-    uint32_t *host_cls = b->host_cls = util_xmalloc((size_t)(nhosts ? nhosts : 1) * sizeof(uint32_t));
+    uint32_t *host_cls = b->host_cls =
+        util_xmalloc((size_t)(nhosts ? nhosts : 1) * sizeof(uint32_t));
     uint64_t cap = 64;
     while (cap < 2ull * nhosts) {
         cap *= 2;
@@ -116,9 +117,8 @@ ctl_blast *ctl_blast_new(const fab_topo *topo)
             }
             for (unsigned port = 0; port < s.nports; port++) {
                 fab_peer peer;
-                if (fab_switch_peer(topo, sw, port, &peer) == 0 &&
-                    peer.kind == FAB_PEER_SWITCH && fab_switch_get(topo, peer.id, &t) == 0 &&
-                    t.tier == FAB_TIER_T1) {
+                if (fab_switch_peer(topo, sw, port, &peer) == 0 && peer.kind == FAB_PEER_SWITCH &&
+                    fab_switch_get(topo, peer.id, &t) == 0 && t.tier == FAB_TIER_T1) {
                     b->up[p][(size_t)a * b->words[p] + t.index / 64] |= 1ull << (t.index % 64);
                 }
             }
@@ -143,8 +143,7 @@ void ctl_blast_free(ctl_blast *b)
     }
 }
 
-const uint64_t *ctl_blast_uplinks(const ctl_blast *b, unsigned plane, uint32_t t0,
-                                  unsigned *pwords)
+const uint64_t *ctl_blast_uplinks(const ctl_blast *b, unsigned plane, uint32_t t0, unsigned *pwords)
 {
     if (plane >= b->planes || t0 >= b->nt0[plane]) {
         return NULL;

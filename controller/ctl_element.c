@@ -35,8 +35,8 @@ int ctl_element_parse(const fab_topo *topo, const char *name, ctl_element *el, c
             return 0;
         }
         snprintf(why, whylen,
-                 "'%s' is no switch or host port of fabric '%s' (a link is 'SWITCH~SWITCH')",
-                 name, fab_topo_name(topo));
+                 "'%s' is no switch or host port of fabric '%s' (a link is 'SWITCH~SWITCH')", name,
+                 fab_topo_name(topo));
         return -EINVAL;
     }
     char a[96];

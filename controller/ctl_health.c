@@ -55,10 +55,12 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
             unsigned port;
             fab_switch s;
             h->hp_t0[(uint64_t)p * h->nhosts + host] =
-                fab_host_attach(topo, host, p, &sw, &port) == 0 &&
-                        fab_switch_get(topo, sw, &s) == 0
+                fab_host_attach(topo, host, p, &sw, &port) == 0 && fab_switch_get(topo, sw, &s) == 0
                     ? (uint16_t)s.index
                     : UINT16_MAX;
+            if (h->hp_t0[(uint64_t)p * h->nhosts + host] == UINT16_MAX) {
+                vec_push(&h->missing, nic_index(h, host, p));
+            }
         }
     }
     h->cand_n = util_xcalloc(2 * h->nall + 1, sizeof(uint32_t));
@@ -66,7 +68,7 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
     h->st = util_xcalloc(h->nall + 1, 1);
     h->sw_count = util_xcalloc(h->nsw + 1, sizeof(*h->sw_count));
     h->sw_st = util_xcalloc(h->nsw + 1, 1);
-    pthread_mutex_init(&h->lock, NULL);
+    pthread_rwlock_init(&h->lock, NULL);
     pthread_mutex_init(&h->refresh_lock, NULL);
     return h;
 }
@@ -74,7 +76,7 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
 void ctl_health_free(ctl_health *h)
 {
     if (h) {
-        pthread_mutex_destroy(&h->lock);
+        pthread_rwlock_destroy(&h->lock);
         pthread_mutex_destroy(&h->refresh_lock);
         free(h->cls);
         free(h->lossy_keys);
@@ -91,6 +93,7 @@ void ctl_health_free(ctl_health *h)
         free(h->rings);
         free(h->ring_slot);
         free(h->hp_t0);
+        free(h->missing.v);
         free(h->links);
         free(h);
     }
@@ -138,12 +141,10 @@ static link *t0t1(ctl_health *h, unsigned p, unsigned a, unsigned j)
     return &h->links[h->base[p] + (uint64_t)a * h->nt1[p] + j];
 }
 
-
 static link *nic(ctl_health *h, uint32_t host, unsigned p)
 {
     return &h->links[nic_index(h, host, p)];
 }
-
 
 /* The link a direction belongs to. */
 static uint64_t link_of(const ctl_health *h, const dirstat *d)
@@ -225,17 +226,22 @@ static cls *cls_find(const ctl_health *h, uint32_t src, uint32_t dst, unsigned p
     return NULL;
 }
 
-/* Room for one more class: the table grows (to CLS_MAX slots), dropping the classes whose
- * evidence is out of the window. False when it is full of live classes. */
+/* Room for one more class. The table grows to CLS_MAX slots; there, the classes whose
+ * evidence aged out are swept, at most once per half window (a sweep per class would stall
+ * every report). False when it is full of live classes. */
 static bool cls_room(ctl_health *h, int64_t now)
 {
     if (2 * (h->ncls + 1) <= h->cls_cap) {
         return true;
     }
+    uint32_t e = half(h, now);
+    if (h->cls_cap >= CLS_MAX && h->cls_swept == e + 1) {
+        return false;
+    }
     cls *old = h->cls;
     uint64_t oldcap = h->cls_cap;
-    uint32_t e = half(h, now);
     h->cls_cap = !oldcap ? 1024 : oldcap < CLS_MAX ? oldcap * 2 : oldcap;
+    h->cls_swept = h->cls_cap >= CLS_MAX ? e + 1 : 0;
     h->cls = util_xcalloc(h->cls_cap, sizeof(cls));
     h->ncls = 0;
     for (uint64_t i = 0; i < oldcap; i++) {
@@ -250,8 +256,7 @@ static bool cls_room(ctl_health *h, int64_t now)
         }
     }
     free(old);
-    /* at the cap a table full of live classes takes no more until they age */
-    return 2 * (h->ncls + 1) <= h->cls_cap || 10 * (h->ncls + 1) <= 7 * h->cls_cap;
+    return 2 * (h->ncls + 1) <= h->cls_cap;
 }
 
 /* A class's evidence in the window: -1 none, 0 clean, 1 lossy. */
@@ -272,31 +277,31 @@ static int cls_lossy(const ctl_health *h, const cls *c, int64_t now)
     return c->bad || (lost >= 3 && (double)lost >= 0.001 * (double)sent);
 }
 
-/* Counts evidence of class (src, dst, p, j): a class new in this half counts itself into the
- * directions it crosses, and a class that turns lossy counts itself as lossy there and is
- * remembered for the inference. */
+/* Counts a report's entry for class (src, dst, p, j) into the directions it crosses, as
+ * lossy when its class is. Only classes that lost are remembered (O(losses), not O(paths));
+ * the entries of the others count as clean. A class that turns lossy is kept for the
+ * inference. */
 static void cls_add(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned j,
-                    uint64_t sent, uint64_t lost, bool bad, int64_t now)
+                    dirstat *const dirs[4], unsigned nd, uint64_t sent, uint64_t lost, bool bad,
+                    int64_t now)
 {
     cls *c = cls_find(h, src, dst, p, j);
     uint32_t e = half(h, now);
-    dirstat *dirs[4];
-    unsigned nd = cls_dirs(h, src, dst, p, j, dirs);
-    if (!c) {
-        if (!cls_room(h, now)) {
-            for (unsigned k = 0; k < nd; k++) { /* counted, not remembered */
-                dirs[k]->ncls[0]++;
-            }
-            return;
-        }
+    for (unsigned k = 0; k < nd; k++) {
+        dirs[k]->ncls[0]++;
+    }
+    if (!c && (lost || bad) && cls_room(h, now)) {
         uint64_t k = cls_hash(src + 1, dst + 1, p, j) & (h->cls_cap - 1);
         while (h->cls[k].src) {
             k = (k + 1) & (h->cls_cap - 1);
         }
         c = &h->cls[k];
-        *c = (cls){.src = src + 1, .dst = dst + 1, .p = (uint8_t)p, .j = (uint16_t)j,
-                   .epoch = e - 2};
+        *c = (cls){
+            .src = src + 1, .dst = dst + 1, .p = (uint8_t)p, .j = (uint16_t)j, .epoch = e - 2};
         h->ncls++;
+    }
+    if (!c) {
+        return;
     }
     if (c->epoch != e) {
         bool prev = c->epoch + 1 == e;
@@ -305,18 +310,18 @@ static void cls_add(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsig
         c->sent[0] = c->lost[0] = 0;
         c->bad = prev ? c->bad : 0;
         c->epoch = e;
-        for (unsigned k = 0; k < nd; k++) {
-            dirs[k]->ncls[0]++;
-        }
     }
     c->sent[0] = sat_add(c->sent[0], sent);
     c->lost[0] = sat_add(c->lost[0], lost);
     c->bad = (uint16_t)(c->bad + (bad && c->bad < UINT16_MAX));
-    if (c->lossy_epoch != e + 1 && cls_lossy(h, c, now) == 1) {
+    if (cls_lossy(h, c, now) != 1) {
+        return;
+    }
+    for (unsigned k = 0; k < nd; k++) {
+        dirs[k]->nlossy[0]++;
+    }
+    if (c->lossy_epoch != e + 1) {
         c->lossy_epoch = e + 1;
-        for (unsigned k = 0; k < nd; k++) {
-            dirs[k]->nlossy[0]++;
-        }
         if (h->nlossy_keys == h->lossy_cap) {
             h->lossy_cap = h->lossy_cap ? 2 * h->lossy_cap : 256;
             h->lossy_keys = util_xrealloc(h->lossy_keys, h->lossy_cap * sizeof(key));
@@ -334,39 +339,37 @@ static uint32_t name_hash(const char *s)
     return x | 1;
 }
 
-int ctl_health_judge(const ctl_health *h, dirstat *d, int64_t now, unsigned min_sources)
+int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigned min_sources)
 {
-    age(h, d, now);
-    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
-    if (sent == 0 && d->bad_evs == 0) {
+    dirview v = dir_view(h, d, now);
+    if (v.sent == 0 && v.bad_evs == 0) {
         return ST_NODATA;
     }
-    if (!d->probed && (d->nsrc < min_sources || !d->blamed)) {
+    if (!v.probed && (v.nsrc < min_sources || !d->blamed)) {
         /* one reporter's word is not enough, and loss another link explains is not its own */
         return ST_OK;
     }
-    double rate = sent ? (double)lost / (double)sent : 1.0;
-    if ((lost >= 10 && rate >= 0.01) || d->bad_evs >= 2) {
+    double rate = v.sent ? (double)v.lost / (double)v.sent : 1.0;
+    if ((v.lost >= 10 && rate >= 0.01) || v.bad_evs >= 2) {
         return ST_BAD;
     }
-    if (lost >= 3 && rate >= 0.001) {
+    if (v.lost >= 3 && rate >= 0.001) {
         return ST_DEGRADED;
     }
     return ST_OK;
 }
 
-
-
 /* A link's state: T0-T1 links need two reporters; a NIC's uplink only its own host sees. */
 static int link_state(ctl_health *h, uint64_t l, int64_t now)
 {
     unsigned su = l < h->nlinks ? 2 : 1;
-    return worst(ctl_health_judge(h, &h->links[l].dir[0], now, su), ctl_health_judge(h, &h->links[l].dir[1], now, 2));
+    return worst(ctl_health_judge(h, &h->links[l].dir[0], now, su),
+                 ctl_health_judge(h, &h->links[l].dir[1], now, 2));
 }
 
 /* Link |l|'s plane, and its T0 and T1 indexes (a T0-T1 link) or host (a host port). */
 void ctl_health_where(const ctl_health *h, uint64_t l, unsigned *pp, unsigned *pa, unsigned *pj,
-                       uint32_t *phost)
+                      uint32_t *phost)
 {
     if (l >= h->nlinks) {
         *pp = (unsigned)((l - h->nlinks) / h->nhosts);
@@ -425,8 +428,8 @@ static void infer(ctl_health *h, int64_t now)
         for (size_t i = 0; i < h->cand.n; i++) {
             uint64_t di = h->cand.v[i];
             dirstat *d = &h->links[di / 2].dir[di % 2];
-            age(h, d, now);
-            uint64_t tot = (uint64_t)d->ncls[0] + d->ncls[1], lossy = (uint64_t)d->nlossy[0] + d->nlossy[1];
+            dirview v = dir_view(h, d, now);
+            uint64_t tot = v.ncls, lossy = v.nlossy;
             if (h->cand_n[di] > bestn && 4 * lossy >= 3 * tot) {
                 best = di;
                 bestn = h->cand_n[di];
@@ -512,7 +515,7 @@ static void history(ctl_health *h, uint64_t id, int from, int to, double loss, i
 static int switch_state(const uint32_t c[4])
 {
     uint32_t seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
-    return seen == 0                                  ? ST_NODATA
+    return seen == 0                                 ? ST_NODATA
            : c[ST_BAD] >= 2 && 2 * c[ST_BAD] >= seen ? ST_BAD
            : c[ST_BAD] + c[ST_DEGRADED] >= 2 && 2 * (c[ST_BAD] + c[ST_DEGRADED]) >= seen
                ? ST_DEGRADED
@@ -525,7 +528,7 @@ static int switch_state(const uint32_t c[4])
 static void refresh(ctl_health *h, int64_t now)
 {
     int64_t t0 = mono_ms();
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_wrlock(&h->lock);
     h->dirty = false;
     infer(h, now);
     for (int s = 0; s < 4; s++) {
@@ -557,13 +560,15 @@ static void refresh(ctl_health *h, int64_t now)
                 h->sw_count[t1][st]++;
             }
             if (st != was || st >= ST_DEGRADED) {
-                double up = loss_rate(&h->links[l].dir[0]), down = loss_rate(&h->links[l].dir[1]);
+                dirview u = dir_view(h, &h->links[l].dir[0], now),
+                        d = dir_view(h, &h->links[l].dir[1], now);
+                double up = loss_rate(&u), down = loss_rate(&d);
                 double loss = up > down ? up : down;
                 history(h, l, was, st, loss, now);
             }
             if (++done % SLICE == 0) { /* let reports in */
-                pthread_mutex_unlock(&h->lock);
-                pthread_mutex_lock(&h->lock);
+                pthread_rwlock_unlock(&h->lock);
+                pthread_rwlock_wrlock(&h->lock);
             }
         }
     }
@@ -578,31 +583,35 @@ static void refresh(ctl_health *h, int64_t now)
     }
     h->snap_ms = now ? now : 1;
     h->cost_ms = (double)(mono_ms() - t0);
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
 }
 
-/* Refreshes the snapshot when evidence came and the last refresh is ten of its own costs old
- * (a small fabric: at once; a loaded large one: a few times a second), or a second passed.
- * One refresh at a time; the others read the snapshot there is. */
+static bool due(ctl_health *h, int64_t now, bool *phave)
+{
+    pthread_rwlock_rdlock(&h->lock);
+    double age_ms = (double)(now - h->snap_ms);
+    *phave = h->snap_ms != 0;
+    bool need = !*phave || age_ms < 0 || half(h, now) != half(h, h->snap_ms) ||
+                (h->dirty && age_ms >= 10 * h->cost_ms);
+    pthread_rwlock_unlock(&h->lock);
+    return need;
+}
+
 void ctl_health_fresh(ctl_health *h, int64_t now)
 {
-    pthread_mutex_lock(&h->lock);
-    bool have = h->snap_ms != 0;
-    double age_ms = (double)(now - h->snap_ms);
-    bool need = !have || age_ms >= 1000 || age_ms < 0 ||
-                (h->dirty && age_ms >= 10 * h->cost_ms);
-    pthread_mutex_unlock(&h->lock);
-    if (!need) {
+    bool have;
+    if (!due(h, now, &have)) {
         return;
     }
-    if (have) {
-        if (pthread_mutex_trylock(&h->refresh_lock) != 0) {
-            return;
-        }
-    } else {
-        pthread_mutex_lock(&h->refresh_lock);
+    /* one refresh at a time: the others read the snapshot there is, or, when there is none
+     * yet, wait for the first and take it */
+    if (have ? pthread_mutex_trylock(&h->refresh_lock) != 0
+             : pthread_mutex_lock(&h->refresh_lock) != 0) {
+        return;
     }
-    refresh(h, now);
+    if (due(h, now, &have)) {
+        refresh(h, now);
+    }
     pthread_mutex_unlock(&h->refresh_lock);
 }
 
@@ -635,10 +644,12 @@ typedef struct ev_ev {
     uint32_t dst;
     uint64_t sent, lost;
     bool bad;
+    dirstat *dirs[4]; /* the directions it crossed */
+    unsigned nd;
 } ev_ev;
 
-int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64_t now,
-                      char *why, size_t whylen)
+int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64_t now, char *why,
+                      size_t whylen)
 {
     if (!json_object_is_type(r, json_type_object)) {
         snprintf(why, whylen, "the report must be a JSON object");
@@ -705,29 +716,32 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
     }
     if (status == 0) {
         uint32_t id = name_hash(reporter);
-        pthread_mutex_lock(&h->lock);
+        /* the directions are scattered over hundreds of MiB: fetch them before the lock */
         for (size_t i = 0; i < n; i++) {
-            unsigned j = v[i].a != v[i].b ? v[i].j : h->nt1[v[i].p]; /* nt1: T0-local */
-            add(h, &nic(h, src, v[i].p)->dir[0], v[i].sent, v[i].lost, v[i].bad, id, now);
-            add(h, &nic(h, v[i].dst, v[i].p)->dir[1], v[i].sent, v[i].lost, v[i].bad, id, now);
-            if (v[i].a != v[i].b) {
-                add(h, &t0t1(h, v[i].p, (unsigned)v[i].a, v[i].j)->dir[0], v[i].sent, v[i].lost,
-                    v[i].bad, id, now);
-                add(h, &t0t1(h, v[i].p, (unsigned)v[i].b, v[i].j)->dir[1], v[i].sent, v[i].lost,
-                    v[i].bad, id, now);
+            v[i].j = v[i].a != v[i].b ? v[i].j : h->nt1[v[i].p]; /* nt1: T0-local */
+            v[i].nd = cls_dirs(h, src, v[i].dst, v[i].p, v[i].j, v[i].dirs);
+            for (unsigned k = 0; k < v[i].nd; k++) {
+                __builtin_prefetch(v[i].dirs[k], 1);
             }
-            cls_add(h, src, v[i].dst, v[i].p, j, v[i].sent, v[i].lost, v[i].bad, now);
+        }
+        pthread_rwlock_wrlock(&h->lock);
+        for (size_t i = 0; i < n; i++) {
+            for (unsigned k = 0; k < v[i].nd; k++) {
+                add(h, v[i].dirs[k], v[i].sent, v[i].lost, v[i].bad, id, now);
+            }
+            cls_add(h, src, v[i].dst, v[i].p, v[i].j, v[i].dirs, v[i].nd, v[i].sent, v[i].lost,
+                    v[i].bad, now);
         }
         h->ingested++;
         h->dirty = true;
-        pthread_mutex_unlock(&h->lock);
+        pthread_rwlock_unlock(&h->lock);
     }
     free(v);
     return status;
 }
 
-int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64_t now,
-                      char *why, size_t whylen)
+int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64_t now, char *why,
+                      size_t whylen)
 {
     json_object *res;
     if (!json_object_is_type(r, json_type_object) ||
@@ -776,7 +790,7 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
         }
     }
     if (status == 0) {
-        pthread_mutex_lock(&h->lock);
+        pthread_rwlock_wrlock(&h->lock);
         for (size_t i = 0; i < n; i++) {
             dirstat *d = &h->links[v[i].l].dir[v[i].dir];
             add(h, d, v[i].sent, v[i].lost, false, name_hash(reporter), now);
@@ -784,7 +798,7 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64
         }
         h->ingested++;
         h->dirty = true;
-        pthread_mutex_unlock(&h->lock);
+        pthread_rwlock_unlock(&h->lock);
     }
     free(v);
     return status;

@@ -34,7 +34,9 @@ typedef struct ctl_link_filter {
     uint64_t offset, limit;
 } ctl_link_filter;
 
-/* A page of T0-T1 and NIC-T0 links with their health, as {total, offset, items}. */
+/* A page of T0-T1 and NIC-T0 links with their health, as {total, offset, items}: as JSON
+ * text (heap, its length in |*plen|: what the API sends), or parsed. */
+char *ctl_health_links_text(ctl_health *h, const ctl_link_filter *f, int64_t now_ms, size_t *plen);
 json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);
 /* Switches with the count of their links by state and their own state. */
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now_ms);

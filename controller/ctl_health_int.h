@@ -13,15 +13,15 @@
 
 #define SOURCES 4               /* distinct reporters remembered per direction */
 #define MAX_ENTRIES 4096        /* EVs of one report, results of one probe post */
-#define CLS_MAX (1u << 22)      /* class slots at most: 160 MiB */
-#define SLICE 65536             /* links judged per hold of the lock in a refresh */
+#define CLS_MAX (1u << 22)      /* lossy class slots at most: 176 MiB */
+#define SLICE 8192              /* links judged per hold of the lock in a refresh */
 #define HISTORY 64              /* samples kept per element */
 #define HISTORY_ELEMENTS 65536  /* elements with a history at most */
 #define HISTORY_SAMPLE_MS 10000 /* a sample of an unhealthy element at least this often */
 
 typedef struct dirstat {
-    uint32_t sent[2], lost[2]; /* [0] this half window, [1] the one before */
-    uint32_t ncls[2], nlossy[2]; /* classes of paths that crossed it, and the lossy ones */
+    uint32_t sent[2], lost[2];   /* [0] this half window, [1] the one before */
+    uint32_t ncls[2], nlossy[2]; /* report entries that crossed it, and the lossy classes' */
     uint32_t epoch;              /* the half window [0] counts */
     uint16_t bad_evs;
     uint8_t nsrc;
@@ -31,9 +31,9 @@ typedef struct dirstat {
     int64_t last_ms; /* the latest evidence */
 } dirstat;
 
-/* Evidence per class of paths, for the inference: one source host, one destination host,
- * one plane and T1 (nt1: the T0-local path). Open addressing on a hash of the four; stale
- * entries go when the table grows. */
+/* Evidence per class of paths that lost, for the inference: one source host, one
+ * destination host, one plane and T1 (nt1: the T0-local path). Open addressing on a hash of
+ * the four; stale entries go when the table grows. */
 typedef struct cls {
     uint32_t src, dst; /* host + 1; src 0: empty */
     uint16_t j;
@@ -84,16 +84,21 @@ struct ctl_health {
     uint64_t nlinks;   /* T0-T1 links; host ports follow, plane by plane */
     uint64_t nall;     /* every link */
     link *links;
-    uint16_t *hp_t0;   /* T0 index of host port (plane-major), UINT16_MAX: not cabled */
-    pthread_mutex_t lock, refresh_lock;
+    uint16_t *hp_t0;
+    vec64 missing;
+        /* host ports not cabled, by link index */ /* T0 index of host port (plane-major),
+                                                      UINT16_MAX: not cabled */
+    pthread_rwlock_t lock; /* evidence and snapshot: reports and refreshes write, views read */
+    pthread_mutex_t refresh_lock;
     uint64_t ingested;
-    bool dirty;        /* evidence since the snapshot */
+    bool dirty; /* evidence since the snapshot */
     cls *cls;
     uint64_t ncls, cls_cap;
-    key *lossy_keys;   /* classes that turned lossy, for the inference */
+    uint32_t cls_swept; /* half + 1 of the last sweep at the cap */
+    key *lossy_keys;    /* classes that turned lossy, for the inference */
     size_t nlossy_keys, lossy_cap;
     uint32_t seq;
-    uint32_t *cand_n;  /* per direction: lossy classes not yet explained */
+    uint32_t *cand_n; /* per direction: lossy classes not yet explained */
     vec64 cand, blamed;
     /* the snapshot */
     int64_t snap_ms;
@@ -127,12 +132,6 @@ static inline int worst(int a, int b)
     return a > b ? a : b;
 }
 
-static inline double loss_rate(const dirstat *d)
-{
-    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
-    return sent ? (double)lost / (double)sent : 0;
-}
-
 static inline uint64_t nic_index(const ctl_health *h, uint32_t host, unsigned p)
 {
     return h->nlinks + (uint64_t)p * h->nhosts + host;
@@ -150,8 +149,44 @@ static inline bool link_exists(const ctl_health *h, uint64_t l)
     return l < h->nlinks || h->hp_t0[l - h->nlinks] != UINT16_MAX;
 }
 
+/* A direction's evidence as of |now|, without aging it in place: views read it under the
+ * read lock. */
+typedef struct dirview {
+    uint64_t sent, lost;
+    uint32_t ncls, nlossy, bad_evs, nsrc;
+    bool probed;
+} dirview;
+
+static inline dirview dir_view(const ctl_health *h, const dirstat *d, int64_t now)
+{
+    uint32_t e = (uint32_t)((uint64_t)now / h->half_ms);
+    dirview v = {0};
+    if (d->epoch == e) {
+        v.sent = (uint64_t)d->sent[0] + d->sent[1];
+        v.lost = (uint64_t)d->lost[0] + d->lost[1];
+        v.ncls = d->ncls[0] + d->ncls[1];
+        v.nlossy = d->nlossy[0] + d->nlossy[1];
+    } else if (d->epoch + 1 == e) { /* its [0] is the half before now */
+        v.sent = d->sent[0];
+        v.lost = d->lost[0];
+        v.ncls = d->ncls[0];
+        v.nlossy = d->nlossy[0];
+    } else {
+        return v;
+    }
+    v.bad_evs = d->bad_evs;
+    v.nsrc = d->nsrc;
+    v.probed = d->probed;
+    return v;
+}
+
+static inline double loss_rate(const dirview *v)
+{
+    return v->sent ? (double)v->lost / (double)v->sent : 0;
+}
+
 /* A direction's state from its evidence (T0-T1 links need |min_sources| reporters). */
-int ctl_health_judge(const ctl_health *h, dirstat *d, int64_t now, unsigned min_sources);
+int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigned min_sources);
 /* Refreshes the snapshot if it is due (call without the lock). */
 void ctl_health_fresh(ctl_health *h, int64_t now);
 /* The history ring of element |id|, made if |make| and there is room, or NULL. */

@@ -2,6 +2,7 @@
 /* The health engine's views: pages of links, switches and hosts read from the snapshot, the
  * path between two hosts and an element's history, each item judged from its live evidence. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +11,21 @@
 #include "ctl_health_int.h"
 #include "ctl_store.h"
 
-static json_object *dir_json(dirstat *d, int st)
+/* One direction's evidence as JSON text. */
+static void dir_text(util_buf *b, const ctl_health *h, const dirstat *d, int st, int64_t now)
 {
-    uint64_t sent = (uint64_t)d->sent[0] + d->sent[1], lost = (uint64_t)d->lost[0] + d->lost[1];
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "state", json_object_new_string(states[st]));
-    json_object_object_add(j, "sent", json_object_new_int64((int64_t)sent));
-    json_object_object_add(j, "lost", json_object_new_int64((int64_t)lost));
-    json_object_object_add(j, "loss_rate", json_object_new_double(loss_rate(d)));
-    json_object_object_add(j, "sources", json_object_new_int(d->nsrc));
-    json_object_object_add(j, "probed", json_object_new_boolean(d->probed));
-    json_object_object_add(j, "assumed_bad_evs", json_object_new_int64(d->bad_evs));
+    dirview v = dir_view(h, d, now);
+    util_buf_printf(b,
+                    "{\"state\":\"%s\",\"sent\":%" PRIu64 ",\"lost\":%" PRIu64
+                    ",\"loss_rate\":%.6g,\"sources\":%u,\"probed\":%s,\"assumed_bad_evs\":%u",
+                    states[st], v.sent, v.lost, loss_rate(&v), v.nsrc, v.probed ? "true" : "false",
+                    v.bad_evs);
     if (d->last_ms) {
         char t[40];
         ctl_time_str(d->last_ms, t, sizeof(t));
-        json_object_object_add(j, "last_evidence", json_object_new_string(t));
+        util_buf_printf(b, ",\"last_evidence\":\"%s\"", t);
     }
-    return j;
+    util_buf_put(b, "}", 1);
 }
 
 static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned i)
@@ -35,7 +34,6 @@ static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned
     uint32_t sw = fab_switch_at(h->topo, p, t, i);
     return sw != FAB_NONE && fab_switch_get(h->topo, sw, &s) == 0 ? s.name : "?";
 }
-
 
 static void link_name(const ctl_health *h, uint64_t l, char *name, size_t len)
 {
@@ -49,7 +47,9 @@ static void link_name(const ctl_health *h, uint64_t l, char *name, size_t len)
     }
 }
 
-static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
+/* Link |l| with its health, as JSON text (pages of them are written out, not built: a
+ * hundred links through json-c cost more than the rest of the query). */
+static void link_text(util_buf *b, ctl_health *h, uint64_t l, int64_t now, int *pst)
 {
     char name[200];
     unsigned p, a, j;
@@ -57,16 +57,26 @@ static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
     ctl_health_where(h, l, &p, &a, &j, &host);
     link_name(h, l, name, sizeof(name));
     link *k = &h->links[l];
-    int su = ctl_health_judge(h, &k->dir[0], now, host != FAB_NONE ? 1 : 2), sd = ctl_health_judge(h, &k->dir[1], now, 2);
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "link", json_object_new_string(name));
-    json_object_object_add(o, "plane", json_object_new_int((int)p));
-    json_object_object_add(o, "state", json_object_new_string(states[worst(su, sd)]));
-    json_object_object_add(o, "up", dir_json(&k->dir[0], su));
-    json_object_object_add(o, "down", dir_json(&k->dir[1], sd));
+    int su = ctl_health_judge(h, &k->dir[0], now, host != FAB_NONE ? 1 : 2),
+        sd = ctl_health_judge(h, &k->dir[1], now, 2);
+    util_buf_put(b, "{\"link\":", 8);
+    util_buf_json_str(b, name);
+    util_buf_printf(b, ",\"plane\":%u,\"state\":\"%s\",\"up\":", p, states[worst(su, sd)]);
+    dir_text(b, h, &k->dir[0], su, now);
+    util_buf_put(b, ",\"down\":", 8);
+    dir_text(b, h, &k->dir[1], sd, now);
+    util_buf_put(b, "}", 1);
     if (pst) {
         *pst = worst(su, sd);
     }
+}
+
+static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
+{
+    util_buf b = {0};
+    link_text(&b, h, l, now, pst);
+    json_object *o = json_tokener_parse(b.s);
+    free(b.s);
     return o;
 }
 
@@ -154,22 +164,36 @@ static json_object *page_json(uint64_t total, uint64_t offset, json_object *item
     return j;
 }
 
+/* How many links of [lo, x) exist (a host port must be cabled), and with |nodata| have no
+ * evidence in the snapshot. */
+static uint64_t before(const ctl_health *h, uint64_t lo, uint64_t x, bool nodata)
+{
+    uint64_t n = (x - lo) - (lower(&h->missing, x) - lower(&h->missing, lo));
+    for (int s = ST_OK; nodata && s <= ST_BAD; s++) {
+        n -= lower(&h->by_state[s], x) - lower(&h->by_state[s], lo);
+    }
+    return n;
+}
+
 typedef struct pager {
     const ctl_link_filter *f;
-    json_object *items;
-    uint64_t matched;
+    util_buf items; /* the page's items, comma-separated */
+    uint64_t matched, taken;
     int64_t now;
 } pager;
 
 static void take(ctl_health *h, pager *pg, uint64_t l)
 {
     if (pg->matched >= pg->f->offset && pg->matched < pg->f->offset + pg->f->limit) {
-        json_object_array_add(pg->items, link_item(h, l, pg->now, NULL));
+        if (pg->taken++) {
+            util_buf_put(&pg->items, ",", 1);
+        }
+        link_text(&pg->items, h, l, pg->now, NULL);
     }
     pg->matched++;
 }
 
-json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now)
+char *ctl_health_links_text(ctl_health *h, const ctl_link_filter *f, int64_t now, size_t *plen)
 {
     int want = -1;
     for (int s = 0; f->state && s < 4; s++) {
@@ -178,8 +202,8 @@ json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t n
     ctl_health_fresh(h, now);
     space sp;
     space_of(h, f, &sp);
-    pager pg = {.f = f, .items = json_object_new_array(), .now = now};
-    pthread_mutex_lock(&h->lock);
+    pager pg = {.f = f, .now = now};
+    pthread_rwlock_rdlock(&h->lock);
     if (sp.one.n || !sp.nr) {
         for (size_t i = 0; i < sp.one.n; i++) {
             if (link_exists(h, sp.one.v[i]) && (want < 0 || h->st[sp.one.v[i]] == want)) {
@@ -206,17 +230,55 @@ json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t n
             }
         }
     } else {
+        /* every link, or those without evidence: counted from the missing ports and the
+         * snapshot's lists, and the page found by a binary search, not by a walk */
+        bool nodata = want == ST_NODATA;
         for (unsigned r = 0; r < sp.nr; r++) {
-            for (uint64_t l = sp.lo[r]; l < sp.hi[r]; l++) {
-                if (link_exists(h, l) && (want < 0 || h->st[l] == ST_NODATA)) {
-                    take(h, &pg, l);
+            uint64_t lo = sp.lo[r], hi = sp.hi[r], n = before(h, lo, hi, nodata);
+            uint64_t skip = pg.matched < f->offset ? f->offset - pg.matched : 0;
+            if (skip >= n) {
+                pg.matched += n;
+                continue;
+            }
+            uint64_t a = lo, b = hi; /* the first link with |skip| before it */
+            while (a < b) {
+                uint64_t mid = a + (b - a) / 2;
+                if (before(h, lo, mid + 1, nodata) <= skip) {
+                    a = mid + 1;
+                } else {
+                    b = mid;
                 }
             }
+            pg.matched += skip;
+            uint64_t taken = skip;
+            for (uint64_t l = a; l < hi && pg.matched < f->offset + f->limit; l++) {
+                if (link_exists(h, l) && (!nodata || h->st[l] == ST_NODATA)) {
+                    take(h, &pg, l);
+                    taken++;
+                }
+            }
+            pg.matched += n - taken; /* the rest only counts */
         }
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
     free(sp.one.v);
-    return page_json(pg.matched, f->offset, pg.items);
+    util_buf page = {0};
+    util_buf_printf(&page, "{\"total\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"items\":[",
+                    pg.matched, f->offset);
+    util_buf_put(&page, pg.items.s ? pg.items.s : "", pg.items.len);
+    util_buf_put(&page, "]}", 2);
+    free(pg.items.s);
+    *plen = page.len;
+    return page.s;
+}
+
+json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t now)
+{
+    size_t len;
+    char *text = ctl_health_links_text(h, f, now, &len);
+    json_object *j = json_tokener_parse(text);
+    free(text);
+    return j;
 }
 
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now)
@@ -224,11 +286,11 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
     ctl_health_fresh(h, now);
     json_object *items = json_object_new_array();
     uint64_t matched = 0;
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_rdlock(&h->lock);
     for (uint32_t sw = 0; sw < h->nsw; sw++) {
         fab_switch s;
-        if (fab_switch_get(h->topo, sw, &s) != 0 || (f->plane != UINT32_MAX && s.plane != f->plane) ||
-            (f->sw != FAB_NONE && f->sw != sw)) {
+        if (fab_switch_get(h->topo, sw, &s) != 0 ||
+            (f->plane != UINT32_MAX && s.plane != f->plane) || (f->sw != FAB_NONE && f->sw != sw)) {
             continue;
         }
         int st = h->sw_st[sw];
@@ -261,7 +323,7 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
         }
         matched++;
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
     return page_json(matched, f->offset, items);
 }
 
@@ -270,7 +332,7 @@ json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t n
     ctl_health_fresh(h, now);
     json_object *items = json_object_new_array();
     uint64_t matched = 0;
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_rdlock(&h->lock);
     for (uint32_t host = 0; host < h->nhosts; host++) {
         int st = ST_NODATA;
         bool any = false;
@@ -299,7 +361,7 @@ json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t n
         }
         matched++;
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
     return page_json(matched, f->offset, items);
 }
 
@@ -307,7 +369,7 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
 {
     ctl_health_fresh(h, now);
     json_object *evs = json_object_new_array();
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_rdlock(&h->lock);
     for (unsigned p = 0; p < h->planes; p++) {
         int a = t0_of(h, src, p), b = t0_of(h, dst, p);
         if (a < 0 || b < 0) {
@@ -318,8 +380,10 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
             json_object *ev = json_object_new_object(), *hops = json_object_new_array();
             json_object_object_add(ev, "plane", json_object_new_int((int)p));
             if (a != b) {
-                json_object_object_add(ev, "t1", json_object_new_string(sw_name(h, p, FAB_TIER_T1, j)));
-                json_object_object_add(ev, "ev", json_object_new_int64(fab_ev_make(h->plan, p, j, 0)));
+                json_object_object_add(ev, "t1",
+                                       json_object_new_string(sw_name(h, p, FAB_TIER_T1, j)));
+                json_object_object_add(ev, "ev",
+                                       json_object_new_int64(fab_ev_make(h->plan, p, j, 0)));
             }
             json_object_array_add(hops, link_item(h, nic_index(h, src, p), now, &st));
             if (a != b) {
@@ -337,7 +401,7 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
             json_object_array_add(evs, ev);
         }
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
     json_object *j = json_object_new_object();
     json_object_object_add(j, "from", json_object_new_string(fab_host_name(h->topo, src)));
     json_object_object_add(j, "to", json_object_new_string(fab_host_name(h->topo, dst)));
@@ -353,12 +417,13 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
         return -EINVAL;
     }
     uint64_t id = el.kind == CTL_EL_SWITCH ? h->nall + el.sw
-                  : el.kind == CTL_EL_PORT ? nic_index(h, el.host, el.plane)
-                                           : h->base[el.plane] + (uint64_t)el.t0 * h->nt1[el.plane] + el.t1;
+                  : el.kind == CTL_EL_PORT
+                      ? nic_index(h, el.host, el.plane)
+                      : h->base[el.plane] + (uint64_t)el.t0 * h->nt1[el.plane] + el.t1;
     ctl_health_fresh(h, now);
     json_object *j = json_object_new_object(), *samples = json_object_new_array();
     json_object_object_add(j, "element", json_object_new_string(element));
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_rdlock(&h->lock);
     int st = el.kind == CTL_EL_SWITCH ? h->sw_st[el.sw] : h->st[id];
     json_object_object_add(j, "state", json_object_new_string(states[st]));
     ring *r = ctl_health_ring(h, id, false);
@@ -374,7 +439,7 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
         json_object_object_add(o, "loss_rate", json_object_new_double_s(strtod(x, NULL), x));
         json_object_array_add(samples, o);
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
     json_object_object_add(j, "samples", samples);
     *out = j;
     return 0;
@@ -383,7 +448,7 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
 void ctl_health_counts(ctl_health *h, int64_t now, uint64_t n[4])
 {
     ctl_health_fresh(h, now);
-    pthread_mutex_lock(&h->lock);
+    pthread_rwlock_rdlock(&h->lock);
     n[ST_NODATA] = h->nall;
     for (uint64_t l = h->nlinks; l < h->nall; l++) {
         n[ST_NODATA] -= !link_exists(h, l);
@@ -392,6 +457,5 @@ void ctl_health_counts(ctl_health *h, int64_t now, uint64_t n[4])
         n[s] = h->by_state[s].n;
         n[ST_NODATA] -= n[s];
     }
-    pthread_mutex_unlock(&h->lock);
+    pthread_rwlock_unlock(&h->lock);
 }
-

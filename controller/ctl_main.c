@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ctl_api.h"
 #include "ctl_http.h"
@@ -29,7 +30,7 @@ static const util_opt opts[] = {
     {"tokens", UTIL_OPT_STR, NULL, 0, 0, &o.tokens, "file of 'TOKEN ROLE NAME' lines (required)", false},
     {"cert", UTIL_OPT_STR, NULL, 0, 0, &o.cert, "PEM certificate: serve HTTPS (with --key)", false},
     {"key", UTIL_OPT_STR, NULL, 0, 0, &o.key, "PEM private key of --cert", true},
-    {"threads", UTIL_OPT_UINT, "4", 1, 64, &o.threads, "threads serving requests", false},
+    {"threads", UTIL_OPT_UINT, "0", 0, 64, &o.threads, "threads serving requests; 0: one per CPU", false},
     {"max_body", UTIL_OPT_UINT, "65536", 1024, 16777216, &o.max_body, "largest request body, bytes", false},
     {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
     {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
@@ -166,8 +167,11 @@ int main(int argc, char **argv)
     ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,
                                      o.trimming};
     ctx->opts = opts;
+    /* as many as CPUs: more only take turns on them, and the turns are the queries' tail */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = o.threads ? (unsigned)o.threads : ncpu > 0 ? (unsigned)ncpu : 2;
     ctl_http_cfg hc = {.listen = o.listen,
-                       .threads = (unsigned)o.threads,
+                       .threads = threads,
                        .max_body = o.max_body,
                        .max_wait_s = (unsigned)o.max_wait,
                        .max_connections = (unsigned)o.max_connections,

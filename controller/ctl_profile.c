@@ -91,8 +91,8 @@ static json_object *port_json(const fab_topo *topo, uint32_t host, unsigned p, u
     return j;
 }
 
-static json_object *class_json(const fab_plan *plan, unsigned p, const char *kind,
-                               json_object *t0s, const uint64_t *t1s, uint32_t nt1)
+static json_object *class_json(const fab_plan *plan, unsigned p, const char *kind, json_object *t0s,
+                               const uint64_t *t1s, uint32_t nt1)
 {
     json_object *c = json_object_new_object(), *evs = json_object_new_array();
     json_object_object_add(c, "plane", json_object_new_int((int)p));
@@ -173,8 +173,7 @@ static json_object *cc_json(const ctl_profile_cfg *cfg, unsigned planes)
         return j;
     }
     /* one QP sprays over every plane port of the host */
-    mrc_cc_nscc_cfg in = {.link_gbps = cfg->port_gbps * planes, .base_rtt_ns = cfg->base_rtt_ns},
-                    n;
+    mrc_cc_nscc_cfg in = {.link_gbps = cfg->port_gbps * planes, .base_rtt_ns = cfg->base_rtt_ns}, n;
     if (mrc_cc_nscc_resolve(&in, cfg->mtu, cfg->trimming, &n) != 0) {
         json_object_put(j);
         return NULL;
@@ -191,10 +190,9 @@ static json_object *cc_json(const ctl_profile_cfg *cfg, unsigned planes)
     json_object_object_add(x, "eta", json_object_new_double(n.eta));
     json_object_object_add(x, "qa_gate", json_object_new_int((int)n.qa_gate));
     /* no delay triggers quick adapt with trimming: the trims do */
-    json_object_object_add(x, "qa_threshold_ns",
-                           n.qa_threshold_ns == UINT64_MAX
-                               ? NULL
-                               : json_object_new_int64((int64_t)n.qa_threshold_ns));
+    json_object_object_add(
+        x, "qa_threshold_ns",
+        n.qa_threshold_ns == UINT64_MAX ? NULL : json_object_new_int64((int64_t)n.qa_threshold_ns));
     json_object_object_add(x, "adjust_bytes", json_object_new_int64((int64_t)n.adjust_bytes));
     json_object_object_add(x, "adjust_period_ns",
                            json_object_new_int64((int64_t)n.adjust_period_ns));
@@ -251,9 +249,8 @@ json_object *ctl_profile_json(const fab_topo *topo, const ctl_blast *b, const ct
         for (uint32_t k = 0; k < fab_topo_nt1(topo, p); k++) {
             fab_switch s;
             uint32_t sw = fab_switch_at(topo, p, FAB_TIER_T1, k);
-            json_object_array_add(u, sw != FAB_NONE && fab_switch_get(topo, sw, &s) == 0
-                                         ? hex16(s.usid)
-                                         : NULL);
+            json_object_array_add(
+                u, sw != FAB_NONE && fab_switch_get(topo, sw, &s) == 0 ? hex16(s.usid) : NULL);
         }
         json_object_array_add(t1u, u);
         if (a != FAB_NONE) {

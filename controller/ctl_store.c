@@ -40,12 +40,22 @@ int64_t ctl_now_ms(void)
 
 void ctl_time_str(int64_t ms, char *dest, size_t destlen)
 {
-    time_t s = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char base[32];
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(dest, destlen, "%s.%03dZ", base, (int)(ms % 1000));
+    /* the civil date from days since 1970 in arithmetic (H. Hinnant's civil_from_days):
+     * gmtime_r takes the time zone lock, and pages of health with a time per link queued on it */
+    int64_t secs = ms / 1000, days = secs / 86400, sod = secs % 86400;
+    if (sod < 0) {
+        sod += 86400;
+        days--;
+    }
+    int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    unsigned d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+    int64_t y = (int64_t)yoe + era * 400 + (m <= 2);
+    snprintf(dest, destlen, "%04lld-%02u-%02uT%02u:%02u:%02u.%03dZ", (long long)y, m, d,
+             (unsigned)(sod / 3600), (unsigned)(sod / 60 % 60), (unsigned)(sod % 60),
+             (int)(ms % 1000));
 }
 
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen)

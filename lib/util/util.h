@@ -62,6 +62,17 @@ char *util_line_next(char **cursor);
 /* An option table: each entry names a setting, its kind, its default (as text), its range
  * (whole numbers) and where it is stored (char * for strings, uint64_t, bool). Ends with an
  * entry whose name is NULL. A secret's value is never reported, only whether it is set. */
+/* A growing text buffer, always NUL-terminated once written to; free |s|. */
+typedef struct util_buf {
+    char *s;
+    size_t len, cap;
+} util_buf;
+/* Appends |len| bytes of |data| to the util_buf |buf|; returns 0 (a fab_sink_fn). */
+int util_buf_put(void *buf, const char *data, size_t len);
+void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* |s| as a JSON string: quoted, with '"', '\\' and control characters escaped. */
+void util_buf_json_str(util_buf *b, const char *s);
+
 typedef enum util_opt_kind { UTIL_OPT_STR, UTIL_OPT_UINT, UTIL_OPT_BOOL } util_opt_kind;
 typedef struct util_opt {
     const char *name;

@@ -18,7 +18,7 @@
 # Usage: tests/bench/bench_controller.sh BUILD_DIR
 #   BENCH_REPORTS (131072: every host of the fabric reports once), BENCH_LOAD_SECONDS (20: no
 #   new report after that, so that a slow controller cannot hold the run for minutes),
-#   BENCH_SUBSCRIBERS (1000), BENCH_WRK_SECONDS (10), BENCH_THREADS (the controller's --threads, 4)
+#   BENCH_SUBSCRIBERS (1000), BENCH_WRK_SECONDS (10), BENCH_THREADS (the controller's --threads; 0, its default: one per CPU)
 set -euo pipefail
 build=${1:?usage: bench_controller.sh BUILD_DIR}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,7 +28,7 @@ reports=${BENCH_REPORTS:-131072}
 load_seconds=${BENCH_LOAD_SECONDS:-20}
 subscribers=${BENCH_SUBSCRIBERS:-1000}
 wrk_seconds=${BENCH_WRK_SECONDS:-10}
-threads=${BENCH_THREADS:-4}
+threads=${BENCH_THREADS:-0}
 tmp=$(mktemp -d)
 pid=
 cleanup() {

@@ -56,8 +56,7 @@ static bool denies_link(const fab_topo *t, const ctl_blast_entry *v, size_t n, u
     return false;
 }
 
-static bool denies_port(const ctl_blast_entry *v, size_t n, uint32_t host, unsigned p,
-                        unsigned dir)
+static bool denies_port(const ctl_blast_entry *v, size_t n, uint32_t host, unsigned p, unsigned dir)
 {
     for (size_t i = 0; i < n; i++) {
         if (v[i].el.kind == CTL_EL_PORT && v[i].el.host == host && v[i].el.plane == p &&

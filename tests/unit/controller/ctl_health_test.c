@@ -64,7 +64,8 @@ static void report_all(ctl_health *h, fault f, int64_t now)
                     char peer[16];
                     snprintf(peer, sizeof(peer), "h%u", d);
                     json_object_object_add(e, "peer", json_object_new_string(peer));
-                    json_object_object_add(e, "ev", json_object_new_int64(fab_ev_make(plan, p, j, 5)));
+                    json_object_object_add(e, "ev",
+                                           json_object_new_int64(fab_ev_make(plan, p, j, 5)));
                     json_object_object_add(e, "sent", json_object_new_int64(10000));
                     json_object_object_add(e, "lost",
                                            json_object_new_int64(loses(f, s, d, p, j) ? 200 : 0));
@@ -172,8 +173,8 @@ START_TEST(test_ctl_health_probes_and_bad_input)
 {
     ctl_health *h = ctl_health_new(topo, 60000);
     char why[256];
-    json_object *r = json_tokener_parse(
-        "{\"results\":[{\"element\":\"p1-t0-2~p1-t1-0\",\"scope\":\"down\",\"sent\":5000,\"lost\":100}]}");
+    json_object *r = json_tokener_parse("{\"results\":[{\"element\":\"p1-t0-2~p1-t1-0\",\"scope\":"
+                                        "\"down\",\"sent\":5000,\"lost\":100}]}");
     ck_assert_int_eq(ctl_health_probes(h, r, "probe1", 1800000000000, why, sizeof(why)), 0);
     json_object_put(r);
     ck_assert_uint_eq(ctl_health_ingested(h), 1);
@@ -187,11 +188,13 @@ START_TEST(test_ctl_health_probes_and_bad_input)
         {422, "{\"host\":\"h99\",\"evs\":[]}", false},
         {422, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h42\",\"ev\":1,\"sent\":1}]}", false},
         {400, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h1\",\"ev\":-1,\"sent\":1}]}", false},
-        {400, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h1\",\"ev\":1,\"sent\":1,\"lost\":2}]}", false},
+        {400, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h1\",\"ev\":1,\"sent\":1,\"lost\":2}]}",
+         false},
         {400, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h1\",\"ev\":1,\"sent\":\"x\"}]}", false},
         {422, "{\"host\":\"h0\",\"evs\":[{\"peer\":\"h1\",\"ev\":4294967295,\"sent\":1}]}", false},
         {400, "{\"results\":[{\"element\":\"p0-t1-0\",\"sent\":1}]}", true},
-        {422, "{\"results\":[{\"element\":\"p0-t1-0~p0-t1-1\",\"scope\":\"up\",\"sent\":1}]}", true},
+        {422, "{\"results\":[{\"element\":\"p0-t1-0~p0-t1-1\",\"scope\":\"up\",\"sent\":1}]}",
+         true},
         {400, "{\"results\":{}}", true},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -220,8 +223,8 @@ START_TEST(test_ctl_health_path)
 {
     ctl_health *h = ctl_health_new(topo, 60000);
     report_all(h, F_LINK, 1800000000000);
-    json_object *p = ctl_health_path(h, fab_host_find(topo, "h0"), fab_host_find(topo, "h4"),
-                                     1800000000001);
+    json_object *p =
+        ctl_health_path(h, fab_host_find(topo, "h0"), fab_host_find(topo, "h4"), 1800000000001);
     json_object *evs, *st, *hops;
     ck_assert(json_object_object_get_ex(p, "evs", &evs));
     ck_assert_uint_eq(json_object_array_length(evs), 4); /* 2 planes x 2 T1s */
@@ -256,7 +259,9 @@ START_TEST(test_ctl_health_filters_agree)
                 for (uint64_t off = 0; off < 3; off++) {
                     ctl_link_filter f = {.plane = plane == 2 ? UINT32_MAX : plane,
                                          .sw = sws[wi] ? fab_switch_find(topo, sws[wi]) : FAB_NONE,
-                                         .state = sts[si], .offset = off * 3, .limit = 2};
+                                         .state = sts[si],
+                                         .offset = off * 3,
+                                         .limit = 2};
                     /* what the whole list says */
                     char want[2048] = "", got[2048] = "";
                     uint64_t matched = 0;
@@ -269,9 +274,12 @@ START_TEST(test_ctl_health_filters_agree)
                         json_object_object_get_ex(it, "link", &x);
                         const char *name = json_object_get_string(x);
                         bool of_sw = !sws[wi] || strstr(name, sws[wi]) ||
-                                     (strcmp(sws[wi], "p0-t0-0") == 0 && (strcmp(name, "h0:0") == 0 || strcmp(name, "h1:0") == 0)) ||
-                                     (strcmp(sws[wi], "p1-t0-3") == 0 && (strcmp(name, "h6:1") == 0 || strcmp(name, "h7:1") == 0));
-                        if ((f.state && strcmp(st, f.state) != 0) || (f.plane != UINT32_MAX && p != f.plane) || !of_sw) {
+                                     (strcmp(sws[wi], "p0-t0-0") == 0 &&
+                                      (strcmp(name, "h0:0") == 0 || strcmp(name, "h1:0") == 0)) ||
+                                     (strcmp(sws[wi], "p1-t0-3") == 0 &&
+                                      (strcmp(name, "h6:1") == 0 || strcmp(name, "h7:1") == 0));
+                        if ((f.state && strcmp(st, f.state) != 0) ||
+                            (f.plane != UINT32_MAX && p != f.plane) || !of_sw) {
                             continue;
                         }
                         if (matched >= f.offset && matched < f.offset + f.limit) {
@@ -285,12 +293,15 @@ START_TEST(test_ctl_health_filters_agree)
                     for (size_t i = 0; i < json_object_array_length(pi); i++) {
                         json_object *x;
                         json_object_object_get_ex(json_object_array_get_idx(pi, i), "link", &x);
-                        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s,", json_object_get_string(x));
+                        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s,",
+                                 json_object_get_string(x));
                     }
-                    ck_assert_msg(strcmp(got, want) == 0 && (uint64_t)json_object_get_int64(total) == matched,
-                                  "state %s plane %u switch %s offset %lu: got %s (%ld), want %s (%lu)",
-                                  sts[si] ? sts[si] : "-", plane, sws[wi] ? sws[wi] : "-", (unsigned long)f.offset,
-                                  got, (long)json_object_get_int64(total), want, (unsigned long)matched);
+                    ck_assert_msg(
+                        strcmp(got, want) == 0 && (uint64_t)json_object_get_int64(total) == matched,
+                        "state %s plane %u switch %s offset %lu: got %s (%ld), want %s (%lu)",
+                        sts[si] ? sts[si] : "-", plane, sws[wi] ? sws[wi] : "-",
+                        (unsigned long)f.offset, got, (long)json_object_get_int64(total), want,
+                        (unsigned long)matched);
                     json_object_put(page);
                 }
             }
@@ -345,6 +356,56 @@ START_TEST(test_ctl_health_hosts_and_history)
 }
 END_TEST
 
+/* A fabric with a missing host port: pages of every size add up to the whole list, which
+ * leaves the missing port out, with and without a state filter. */
+START_TEST(test_ctl_health_pages_skip_missing_ports)
+{
+    fab_topo *t;
+    fab_error err;
+    ck_assert(fab_topo_load_file(CTL_TEST_ROOT "/tests/unit/fabric/data/small.json", &t, &err) ==
+              0);
+    ctl_health *h = ctl_health_new(t, 60000);
+    static const char *const sts[] = {NULL, "no_data"};
+    for (int si = 0; si < 2; si++) {
+        for (unsigned plane = 0; plane < 3; plane++) {
+            ctl_link_filter all = {.plane = plane == 2 ? UINT32_MAX : plane,
+                                   .sw = FAB_NONE,
+                                   .state = sts[si],
+                                   .limit = 1000};
+            json_object *whole = ctl_health_links(h, &all, 1800000000000), *items, *total;
+            json_object_object_get_ex(whole, "items", &items);
+            json_object_object_get_ex(whole, "total", &total);
+            size_t n = json_object_array_length(items);
+            ck_assert_uint_eq((uint64_t)json_object_get_int64(total), n);
+            /* 2 planes x (3 T0 x 2 T1 + 10 host ports), one of them missing (h5:1) */
+            ck_assert_uint_eq(n, plane == 2 ? 31 : plane == 1 ? 15 : 16);
+            ck_assert(!strstr(json_object_to_json_string(items), "\"h5:1\""));
+            for (uint64_t lim = 1; lim <= 4; lim++) {
+                for (uint64_t off = 0; off < n + 2; off += lim) {
+                    ctl_link_filter f = all;
+                    f.offset = off;
+                    f.limit = lim;
+                    json_object *page = ctl_health_links(h, &f, 1800000000000), *pi, *pt;
+                    json_object_object_get_ex(page, "items", &pi);
+                    json_object_object_get_ex(page, "total", &pt);
+                    ck_assert_uint_eq((uint64_t)json_object_get_int64(pt), n);
+                    for (size_t i = 0; i < json_object_array_length(pi); i++) {
+                        ck_assert(json_object_equal(json_object_array_get_idx(pi, i),
+                                                    json_object_array_get_idx(items, off + i)));
+                    }
+                    ck_assert_uint_eq(json_object_array_length(pi),
+                                      off >= n ? 0 : (n - off < lim ? n - off : lim));
+                    json_object_put(page);
+                }
+            }
+            json_object_put(whole);
+        }
+    }
+    ctl_health_free(h);
+    fab_topo_free(t);
+}
+END_TEST
+
 Suite *ctl_health_suite(void);
 
 Suite *ctl_health_suite(void)
@@ -361,6 +422,7 @@ Suite *ctl_health_suite(void)
     tcase_add_test(tc, test_ctl_health_path);
     tcase_add_test(tc, test_ctl_health_filters_agree);
     tcase_add_test(tc, test_ctl_health_hosts_and_history);
+    tcase_add_test(tc, test_ctl_health_pages_skip_missing_ports);
     suite_add_tcase(s, tc);
     return s;
 }
