@@ -261,8 +261,10 @@ static struct bufferevent *tls_connection(struct event_base *base, const http_ur
     }
     /* a name is checked against the certificate's DNS names, an address against its IP
      * addresses; only a name goes in the SNI */
+    char sni[256]; /* OpenSSL's SNI macro casts its name to void *: hand it one it may */
+    snprintf(sni, sizeof(sni), "%s", u->host);
     if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u->host) != 1
-                : SSL_set1_host(ssl, u->host) != 1 || SSL_set_tlsext_host_name(ssl, u->host) != 1) {
+                : SSL_set1_host(ssl, u->host) != 1 || SSL_set_tlsext_host_name(ssl, sni) != 1) {
         snprintf(err, errlen, "cannot check the certificate against '%s'", u->host);
         goto out;
     }
