@@ -80,7 +80,10 @@ start
 # reads: every role reads every resource; no token and a wrong token read nothing
 for path in /api/v1/fabric /api/v1/switches "/api/v1/switches?plane=1&tier=t0" \
     /api/v1/switches/p0-t1-1 "/api/v1/switches/p0-t0-0/table?format=frr" \
-    /api/v1/denylist /api/v1/audit /api/v1/config /api/v1/hosts "/api/v1/hosts/h3/profile?peer=h5"; do
+    /api/v1/denylist /api/v1/audit /api/v1/config /api/v1/hosts "/api/v1/hosts/h3/profile?peer=h5" \
+    "/api/v1/health/links?state=ok&plane=1" "/api/v1/health/switches?plane=0" /api/v1/health/hosts \
+    "/api/v1/health/path?from=h0&to=h5" "/api/v1/health/history?element=h3:1" \
+    "/api/v1/denylist/version?after=0&wait=0"; do
     for role in reader agent prober operator admin; do
         s=$(req $role GET "$path")
         [ "$s" = 200 ] || fail "$role GET $path: $s"
