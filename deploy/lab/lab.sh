@@ -17,6 +17,7 @@ usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|link-down|link-up
   up                    build the fabric (tears down an earlier one of the same prefix first)
   down                  remove every namespace (and so every veth) of the prefix
   status                list the namespaces and installed route counts
+  addr HOST             the host's management address (agents, mrc-perf setup, controller)
   link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1)
   link-up A B           bring it back
 
@@ -68,12 +69,51 @@ make_ns() {
 # veth checksum offload hides checksum bugs (DESIGN.md §7): the lab computes them for real.
 veth_up() {
     local n=$1 dev=$2
-    ip -n "$n" link set "$dev" up
+    # jumbo frames, as on a real fabric: a 4 KiB MRC payload fits one packet with both headers
+    ip -n "$n" link set "$dev" mtu 9000 up
     ip netns exec "$n" ethtool -K "$dev" tx off >/dev/null 2>&1 || true
 }
 
 install_switch() {
     mrcctl routes install --switch "$1" --netns "$(ns "$1")" >/dev/null
+}
+
+# The management network: a bridge in its own namespace, a "mgmt" port in every host and one
+# in the root namespace (where the controller runs), all on mgmt_net::/64; host n (0-based,
+# in the topology's order) is mgmt_net::n+1, the root namespace mgmt_net::ffff. Out of band
+# of the fabric, as a real cluster's front-end network is.
+mgmt_net=fd6d:6700:
+mgmt_up() {
+    local m i=0 host
+    m=$(ns mgmt)
+    ip netns add "$m"
+    ip -n "$m" link set lo up
+    ip -n "$m" link add br0 type bridge
+    ip -n "$m" link set br0 up
+    for host in "$@"; do
+        i=$((i + 1))
+        ip link add mgmt netns "$(ns "$host")" type veth peer name "m$i" netns "$m"
+        ip -n "$m" link set "m$i" master br0 up
+        ip -n "$(ns "$host")" addr add "$mgmt_net:$(printf %x $i)/64" dev mgmt nodad
+        ip -n "$(ns "$host")" link set mgmt up
+    done
+    ip link add "$prefix-mgmt" type veth peer name root netns "$m"
+    ip -n "$m" link set root master br0 up
+    ip addr add "$mgmt_net:ffff/64" dev "$prefix-mgmt" nodad
+    ip link set "$prefix-mgmt" up
+}
+
+mgmt_addr() {
+    local want=$1 i=0 host
+    for host in $(mrcctl topo hosts | awk '!seen[$1]++ {print $1}'); do
+        i=$((i + 1))
+        if [ "$host" = "$want" ]; then
+            echo "$mgmt_net:$(printf %x $i)"
+            return 0
+        fi
+    done
+    echo "lab: no host $want" >&2
+    return 2
 }
 
 # A host port owns its inner address and the uSID address its T0 leaves in the outer header,
@@ -99,14 +139,16 @@ up() {
         ip -n "$(ns "$name")" link set "$sid" up
         ip -n "$(ns "$name")" link set "${sid}p" up
     done < <(mrcctl topo switches)
-    local host port ifname addr uaddr gw t0 t0port t0if block
+    local host port ifname addr uaddr gw t0 t0port t0if block hosts=()
     declare -A seen
     while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
         if [ -z "${seen[$host]:-}" ]; then
             make_ns "$host" 0
             seen[$host]=1
+            hosts+=("$host")
         fi
     done < <(mrcctl topo hosts)
+    mgmt_up "${hosts[@]}"
     local kind a aport aif b bport bif
     while read -r kind plane a aport aif b bport bif; do
         ip link add "$aif" netns "$(ns "$a")" type veth peer name "$bif" netns "$(ns "$b")"
@@ -186,6 +228,7 @@ case $cmd in
 up) up ;;
 down) down ;;
 status) status ;;
+addr) mgmt_addr "$@" ;;
 link-down) link_set "$@" down ;;
 link-up) link_set "$@" up ;;
 *) usage ;;

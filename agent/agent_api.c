@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's local API over a unix socket: one JSON object per line each way. */
+#include "agent_api.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "agent_perf.h"
+#include "util.h"
+
+#define API_MAX_LINE 65536
+
+struct agent_api {
+    agent_node *node;
+    struct evconnlistener *lis;
+    agent_api_status_fn status;
+    void *user;
+};
+
+typedef struct api_conn {
+    agent_api *api;
+    struct bufferevent *bev;
+    agent_perf *perf;
+    bool running;
+} api_conn;
+
+static socklen_t unix_addr(const char *path, struct sockaddr_un *sa)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(sa->sun_path)) {
+        return 0;
+    }
+    memcpy(sa->sun_path, path, n);
+    if (path[0] == '@') {
+        sa->sun_path[0] = '\0';
+    }
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+}
+
+static void reply(api_conn *c, json_object *o)
+{
+    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    evbuffer_add_printf(bufferevent_get_output(c->bev), "%s\n", s);
+    json_object_put(o);
+}
+
+static void reply_error(api_conn *c, const char *msg)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(msg));
+    reply(c, o);
+}
+
+static void conn_free(api_conn *c)
+{
+    agent_perf_free(c->perf);
+    bufferevent_free(c->bev);
+    free(c);
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static int64_t get_int(json_object *o, const char *key, int64_t def)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v)) {
+        return def;
+    }
+    return json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+static json_object *hello(const agent_api *api)
+{
+    const fab_topo *topo = agent_node_topo(api->node);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "host",
+                           json_object_new_string(fab_host_name(topo, agent_node_host(api->node))));
+    json_object_object_add(o, "version", json_object_new_string(agent_version()));
+    json_object_object_add(o, "mtu", json_object_new_uint64(agent_node_mtu(api->node)));
+    return o;
+}
+
+static json_object *status(const agent_api *api)
+{
+    json_object *o = hello(api);
+    agent_io_stats st;
+    mrc_ctx_stats cs;
+    agent_io_get_stats(agent_node_io(api->node), &st);
+    mrc_ctx_get_stats(agent_node_ctx(api->node), &cs);
+    json_object *io = json_object_new_object();
+    json_object_object_add(io, "rx_pkts", json_object_new_uint64(st.rx_pkts));
+    json_object_object_add(io, "tx_pkts", json_object_new_uint64(st.tx_pkts));
+    json_object_object_add(io, "rx_garbage", json_object_new_uint64(st.rx_garbage));
+    json_object_object_add(io, "tx_unmapped", json_object_new_uint64(st.tx_unmapped));
+    json_object_object_add(io, "tx_errors", json_object_new_uint64(st.tx_errors));
+    json_object_object_add(io, "tx_blocked", json_object_new_uint64(st.tx_blocked));
+    json_object_object_add(io, "engine_garbage", json_object_new_uint64(cs.garbage));
+    json_object_object_add(io, "engine_no_qp", json_object_new_uint64(cs.no_qp));
+    json_object *rxp = json_object_new_array(), *txp = json_object_new_array();
+    for (unsigned p = 0; p < fab_topo_planes(agent_node_topo(api->node)); p++) {
+        json_object_array_add(rxp, json_object_new_uint64(st.rx_port[p]));
+        json_object_array_add(txp, json_object_new_uint64(st.tx_port[p]));
+    }
+    json_object_object_add(io, "rx_port", rxp);
+    json_object_object_add(io, "tx_port", txp);
+    json_object_object_add(o, "io", io);
+    const uint32_t *peers;
+    size_t n;
+    agent_node_qps(api->node, &peers, &n);
+    json_object_object_add(o, "qps", json_object_new_uint64(n));
+    if (api->status) {
+        api->status(api->user, o);
+    }
+    return o;
+}
+
+static void run_done(void *user, json_object *result)
+{
+    api_conn *c = user;
+    c->running = false;
+    reply(c, json_object_get(result));
+}
+
+static void create(api_conn *c, json_object *req)
+{
+    static const char *const roles[] = {"source", "sink", "ping", "pong"};
+    const fab_topo *topo = agent_node_topo(c->api->node);
+    const char *peer = get_str(req, "peer"), *role = get_str(req, "role");
+    char err[256];
+    agent_perf_cfg cfg = {.qps = (unsigned)get_int(req, "qps", 1),
+                          .size = (uint32_t)get_int(req, "size", 65536),
+                          .slots = (unsigned)get_int(req, "slots", 16)};
+    uint32_t host = peer ? fab_host_find(topo, peer) : FAB_NONE;
+    int r = -1;
+    for (int k = 0; role && k < 4; k++) {
+        r = strcmp(role, roles[k]) == 0 ? k : r;
+    }
+    if (c->perf) {
+        reply_error(c, "this connection already has a session");
+    } else if (host == FAB_NONE) {
+        reply_error(c, "\"peer\" must name a host of the fabric");
+    } else if (r < 0) {
+        reply_error(c, "\"role\" must be source, sink, ping or pong");
+    } else if (get_int(req, "qps", 1) < 1 || get_int(req, "size", 1) < 1 ||
+               get_int(req, "slots", 2) < 2) {
+        reply_error(c, "\"qps\", \"size\" and \"slots\" must be positive whole numbers");
+    } else if ((cfg.role = (agent_perf_role)r,
+                agent_perf_new(c->api->node, host, &cfg, &c->perf, err, sizeof(err))) != 0) {
+        reply_error(c, err);
+    } else {
+        json_object *o = hello(c->api);
+        json_object_object_add(o, "qps", agent_perf_local(c->perf));
+        reply(c, o);
+    }
+}
+
+static void handle(api_conn *c, json_object *req)
+{
+    const char *op = get_str(req, "op");
+    char err[256];
+    if (!op) {
+        reply_error(c, "a request is an object with \"op\"");
+    } else if (strcmp(op, "hello") == 0) {
+        reply(c, hello(c->api));
+    } else if (strcmp(op, "status") == 0) {
+        reply(c, status(c->api));
+    } else if (strcmp(op, "create") == 0) {
+        create(c, req);
+    } else if (!c->perf) {
+        reply_error(c, "no session: \"create\" first");
+    } else if (strcmp(op, "connect") == 0) {
+        json_object *qps;
+        if (!json_object_object_get_ex(req, "qps", &qps)) {
+            reply_error(c, "\"connect\" needs the peer's \"qps\"");
+        } else if (agent_perf_connect(c->perf, qps, err, sizeof(err)) != 0) {
+            reply_error(c, err);
+        } else {
+            reply(c, json_object_new_object());
+            agent_io_kick(agent_node_io(c->api->node));
+        }
+    } else if (strcmp(op, "run") == 0) {
+        int64_t ms = get_int(req, "duration_ms", 5000), iters = get_int(req, "iters", 0);
+        if (ms < 0 || iters < 0 || ms > 86400000) {
+            reply_error(c, "\"duration_ms\" (up to a day) and \"iters\" must be whole numbers");
+        } else if (c->running || agent_perf_run(c->perf, (uint64_t)ms * 1000000ull, (uint64_t)iters,
+                                                run_done, c) != 0) {
+            reply_error(c, "only a connected source or ping runs, and one run at a time");
+        } else {
+            c->running = true;
+        }
+    } else if (strcmp(op, "stats") == 0) {
+        reply(c, agent_perf_stats(c->perf));
+    } else {
+        reply_error(c, "unknown \"op\"");
+    }
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    api_conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    char *line;
+    size_t len;
+    while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF))) {
+        json_tokener *tok = json_tokener_new();
+        json_object *req = json_tokener_parse_ex(tok, line, (int)len);
+        bool whole = req && json_tokener_get_parse_end(tok) == len;
+        json_tokener_free(tok);
+        free(line);
+        if (!whole || !json_object_is_type(req, json_type_object)) {
+            reply_error(c, "each line must be one JSON object");
+        } else {
+            handle(c, req);
+        }
+        json_object_put(req);
+    }
+    if (evbuffer_get_length(in) > API_MAX_LINE) {
+        util_log(UTIL_LOG_WARNING, "api: a request line over %d bytes: closing", API_MAX_LINE);
+        conn_free(c);
+    }
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+        conn_free(arg);
+    }
+}
+
+static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    agent_api *api = arg;
+    (void)lis;
+    (void)sa;
+    (void)salen;
+    api_conn *c = util_xcalloc(1, sizeof(*c));
+    c->api = api;
+    c->bev = bufferevent_socket_new(evconnlistener_get_base(api->lis), fd, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+int agent_api_new(agent_node *node, const char *path, agent_api_status_fn st, void *user,
+                  agent_api **papi, char *err, size_t errlen)
+{
+    struct sockaddr_un sa;
+    socklen_t len = unix_addr(path, &sa);
+    if (!len) {
+        snprintf(err, errlen, "API socket %s: empty or too long", path);
+        return -EINVAL;
+    }
+    if (path[0] != '@') {
+        unlink(path);
+    }
+    agent_api *api = util_xcalloc(1, sizeof(*api));
+    api->node = node;
+    api->status = st;
+    api->user = user;
+    api->lis = evconnlistener_new_bind(agent_node_base(node), on_accept, api,
+                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
+                                       (struct sockaddr *)&sa, (int)len);
+    if (!api->lis) {
+        int rv = -errno;
+        snprintf(err, errlen, "API socket %s: %s (is another agent running here?)", path,
+                 strerror(errno));
+        free(api);
+        return rv ? rv : -EIO;
+    }
+    *papi = api;
+    return 0;
+}
+
+void agent_api_free(agent_api *api)
+{
+    if (!api) {
+        return;
+    }
+    evconnlistener_free(api->lis);
+    free(api);
+}
+
+int agent_api_connect(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sa;
+    socklen_t len = unix_addr(path, &sa);
+    int fd = len ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) != 0) {
+        int rv = len ? -errno : -EINVAL;
+        snprintf(err, errlen, "no agent at %s: %s", path, strerror(-rv));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return rv;
+    }
+    return fd;
+}
+
+/* One line each way; reads byte by byte past nothing: the answer is the next line. */
+int agent_api_call(int fd, json_object *req, json_object **pans, char *err, size_t errlen)
+{
+    const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+    size_t n = strlen(s), cap = 4096, len = 0;
+    char *buf = NULL;
+    int rv = 0;
+    if (write(fd, s, n) != (ssize_t)n || write(fd, "\n", 1) != 1) {
+        rv = -errno;
+        snprintf(err, errlen, "agent: %s", strerror(errno));
+        goto out;
+    }
+    buf = util_xmalloc(cap);
+    for (;;) {
+        if (len + 1 == cap) {
+            buf = util_xrealloc(buf, cap *= 2);
+        }
+        ssize_t k = read(fd, buf + len, 1);
+        if (k <= 0) {
+            rv = k < 0 ? -errno : -ECONNRESET;
+            snprintf(err, errlen, "agent: %s", k < 0 ? strerror(errno) : "closed the connection");
+            goto out;
+        }
+        if (buf[len] == '\n') {
+            break;
+        }
+        len++;
+    }
+    buf[len] = '\0';
+    *pans = json_tokener_parse(buf);
+    if (!*pans) {
+        rv = -EPROTO;
+        snprintf(err, errlen, "agent: an answer that is not JSON");
+    }
+out:
+    free(buf);
+    return rv;
+}

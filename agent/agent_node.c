@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/* The host's software MRC NIC: the engine context, the EV profile of each peer it talks to,
+ * the CC profile, and the QPs it carries. */
+#include "agent_node.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define NODE_CC_PROFILE 1
+#define NODE_MPR 16 /* 2,048 PSNs of window: ample for the lab's round trips */
+#define NODE_MAX_WIMM 256
+
+typedef struct poller {
+    agent_node_poll_fn fn;
+    void *user;
+} poller;
+
+struct agent_node {
+    agent_node_cfg cfg;
+    mrc_context *ctx;
+    agent_io *io;
+    uint8_t *has_profile; /* per host: its EV profile exists */
+    mrc_qp **qps;
+    uint32_t *qp_peer;
+    size_t nqps, capqps;
+    poller *pollers;
+    size_t npollers;
+};
+
+static void *eng_malloc(size_t size, void *user)
+{
+    (void)user;
+    return malloc(size);
+}
+
+static void eng_free(void *ptr, void *user)
+{
+    (void)user;
+    free(ptr);
+}
+
+static uint64_t eng_seed(void *user)
+{
+    return ((agent_node *)user)->cfg.seed;
+}
+
+static void eng_log(void *user, uint64_t now, const char *msg)
+{
+    (void)user;
+    (void)now;
+    util_log(UTIL_LOG_DEBUG, "engine: %s", msg);
+}
+
+static void after(void *user, uint64_t now)
+{
+    agent_node *node = user;
+    for (size_t i = 0; i < node->npollers; i++) {
+        node->pollers[i].fn(node->pollers[i].user, now);
+    }
+}
+
+static int cc_profile(agent_node *node)
+{
+    mrc_cc_profile_attr ca = {.algorithm = node->cfg.cc};
+    if (strcmp(node->cfg.cc, "uet-1.0-nscc") == 0) {
+        unsigned ports = 0;
+        for (unsigned p = 0; p < fab_topo_planes(node->cfg.topo); p++) {
+            uint32_t sw;
+            unsigned swport;
+            ports += fab_host_attach(node->cfg.topo, node->cfg.host, p, &sw, &swport) == 0;
+        }
+        ca.nscc.link_gbps = node->cfg.port_gbps * ports;
+        ca.nscc.base_rtt_ns = node->cfg.base_rtt_ns;
+    }
+    return mrc_cc_profile_create(node->ctx, NODE_CC_PROFILE, &ca);
+}
+
+int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, size_t errlen)
+{
+    agent_node *node = util_xcalloc(1, sizeof(*node));
+    const fab_topo *topo = cfg->topo;
+    mrc_settings set;
+    int rv;
+    node->cfg = *cfg;
+    node->has_profile = util_xcalloc(fab_topo_nhosts(topo), 1);
+    mrc_settings_default(&set);
+    set.alloc = (mrc_allocator){eng_malloc, eng_free, NULL};
+    set.cb.seed = eng_seed;
+    set.cb.log = eng_log;
+    set.user = node;
+    set.nports = fab_topo_planes(topo);
+    set.udp_port = fab_topo_plan(topo)->udp_port;
+    /* uSID paths are static routes through one T1 each way; but not in order: a host's
+     * kernel queues a port's packets per CPU, and a sender that moves between CPUs reorders
+     * its own packets (veth and every software switch do) */
+    set.ev_symmetric = cfg->mode == AGENT_IO_SRV6;
+    set.reorder_ns = cfg->reorder_ns;
+    for (unsigned p = 0; p < set.nports; p++) {
+        fab_host_addr(topo, cfg->host, p, set.addr[p]); /* zero for a port not cabled */
+    }
+    rv = mrc_context_new(&set, 0, &node->ctx);
+    if (rv == 0) {
+        rv = cc_profile(node);
+    }
+    if (rv != 0) {
+        snprintf(err, errlen, "engine: %s", mrc_strerror(rv));
+        rv = -EINVAL;
+        goto out;
+    }
+    agent_io_cfg ic = {.base = cfg->base,
+                       .ctx = node->ctx,
+                       .topo = topo,
+                       .host = cfg->host,
+                       .mode = cfg->mode,
+                       .after = after,
+                       .user = node};
+    rv = agent_io_new(&ic, &node->io, err, errlen);
+out:
+    if (rv != 0) {
+        agent_node_free(node);
+        return rv;
+    }
+    *pnode = node;
+    return 0;
+}
+
+void agent_node_free(agent_node *node)
+{
+    if (!node) {
+        return;
+    }
+    agent_io_free(node->io);
+    mrc_context_free(node->ctx);
+    free(node->has_profile);
+    free(node->qps);
+    free(node->qp_peer);
+    free(node->pollers);
+    free(node);
+}
+
+mrc_context *agent_node_ctx(agent_node *node)
+{
+    return node->ctx;
+}
+
+const fab_topo *agent_node_topo(const agent_node *node)
+{
+    return node->cfg.topo;
+}
+
+uint32_t agent_node_host(const agent_node *node)
+{
+    return node->cfg.host;
+}
+
+uint32_t agent_node_mtu(const agent_node *node)
+{
+    return node->cfg.mtu;
+}
+
+agent_io *agent_node_io(agent_node *node)
+{
+    return node->io;
+}
+
+struct event_base *agent_node_base(const agent_node *node)
+{
+    return node->cfg.base;
+}
+
+void agent_node_add_poller(agent_node *node, agent_node_poll_fn fn, void *user)
+{
+    node->pollers = util_xrealloc(node->pollers, (node->npollers + 1) * sizeof(poller));
+    node->pollers[node->npollers++] = (poller){fn, user};
+}
+
+void agent_node_del_poller(agent_node *node, agent_node_poll_fn fn, void *user)
+{
+    for (size_t i = 0; i < node->npollers; i++) {
+        if (node->pollers[i].fn == fn && node->pollers[i].user == user) {
+            node->pollers[i] = node->pollers[--node->npollers];
+            return;
+        }
+    }
+}
+
+/* The EV profile of |peer| (id peer + 1): on each plane both hosts are cabled, every usable
+ * path, each with enough salts that the profile holds about evs_per_peer EVs. */
+static int ev_profile(agent_node *node, uint32_t peer)
+{
+    const fab_topo *topo = node->cfg.topo;
+    const fab_plan *plan = fab_topo_plan(topo);
+    unsigned planes = fab_topo_planes(topo);
+    size_t npaths = 0;
+    fab_path *paths = NULL;
+    int rv = 0;
+    if (node->has_profile[peer]) {
+        return 0;
+    }
+    for (unsigned p = 0; p < planes; p++) {
+        size_t n = 0;
+        fab_path_enum(topo, node->cfg.host, p, peer, p, NULL, 0, &n);
+        if (n == 0) {
+            continue;
+        }
+        paths = util_xrealloc(paths, (npaths + n) * sizeof(fab_path));
+        if (fab_path_enum(topo, node->cfg.host, p, peer, p, paths + npaths, n, &n) == 0) {
+            npaths += n;
+        }
+    }
+    size_t usable = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        paths[usable] = paths[i];
+        usable += paths[i].usable;
+    }
+    if (usable == 0) {
+        rv = MRC_ERR_INVAL;
+        goto out;
+    }
+    unsigned salts = (unsigned)((node->cfg.evs_per_peer + usable - 1) / usable);
+    if (salts * usable > 1024) {
+        salts = (unsigned)(1024 / usable) ? (unsigned)(1024 / usable) : 1;
+    }
+    mrc_ev *evs = util_xmalloc(usable * salts * sizeof(mrc_ev));
+    unsigned nevs = 0;
+    for (unsigned s = 0; s < salts; s++) {
+        for (size_t i = 0; i < usable && nevs < 1024; i++) {
+            unsigned t1 = paths[i].t1 < 0 ? 0 : (unsigned)paths[i].t1;
+            evs[nevs++] = (mrc_ev){.val = fab_ev_make(plan, paths[i].plane, t1, s),
+                                   .port = (uint8_t)paths[i].plane};
+        }
+    }
+    mrc_ev_profile_attr ea = {.evs = evs,
+                              .nevs = nevs,
+                              .active = 0,
+                              .min_active = 1,
+                              .event_mask = 1u << MRC_EV_GOOD | 1u << MRC_EV_ASSUMED_BAD |
+                                            1u << MRC_EV_DENIED};
+    rv = mrc_ev_profile_create(node->ctx, (uint64_t)peer + 1, &ea);
+    free(evs);
+    if (rv == 0) {
+        node->has_profile[peer] = 1;
+    }
+out:
+    free(paths);
+    return rv;
+}
+
+int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_wr,
+                      void *qp_context, mrc_qp **pqp)
+{
+    if (peer >= fab_topo_nhosts(node->cfg.topo) || peer == node->cfg.host) {
+        return MRC_ERR_INVAL;
+    }
+    int rv = ev_profile(node, peer);
+    if (rv != 0) {
+        return rv;
+    }
+    mrc_qp_init_attr qa = {.send_cq = cq,
+                           .recv_cq = cq,
+                           .max_send_wr = max_wr,
+                           .max_recv_wr = max_wr,
+                           .max_send_sge = 1,
+                           .sq_sig_all = true,
+                           .qp_context = qp_context};
+    mrc_qp *qp;
+    rv = mrc_qp_new(node->ctx, &qa, &qp);
+    if (rv != 0) {
+        return rv;
+    }
+    mrc_qp_attr a = {
+        .qp_state = MRC_QPS_INIT,
+        .profile = {.ev_profile_id = (uint64_t)peer + 1, .cc_profile_id = NODE_CC_PROFILE}};
+    rv = mrc_modify_qp(qp, &a, MRC_QP_STATE | MRC_QP_EV_PROFILE_ID | MRC_QP_CC_PROFILE_ID,
+                       agent_now());
+    if (rv != 0) {
+        mrc_qp_free(qp);
+        return rv;
+    }
+    if (node->nqps == node->capqps) {
+        node->capqps = node->capqps ? 2 * node->capqps : 16;
+        node->qps = util_xrealloc(node->qps, node->capqps * sizeof(*node->qps));
+        node->qp_peer = util_xrealloc(node->qp_peer, node->capqps * sizeof(*node->qp_peer));
+    }
+    node->qps[node->nqps] = qp;
+    node->qp_peer[node->nqps++] = peer;
+    *pqp = qp;
+    return 0;
+}
+
+static uint32_t peer_of_qp(const agent_node *node, const mrc_qp *qp)
+{
+    for (size_t i = 0; i < node->nqps; i++) {
+        if (node->qps[i] == qp) {
+            return node->qp_peer[i];
+        }
+    }
+    return FAB_NONE;
+}
+
+int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
+                          uint32_t sq_psn)
+{
+    const fab_topo *topo = node->cfg.topo;
+    uint32_t peer = peer_of_qp(node, qp);
+    uint64_t now = agent_now();
+    if (peer == FAB_NONE) {
+        return MRC_ERR_NOTFOUND;
+    }
+    mrc_qp_attr a = {.qp_state = MRC_QPS_RTR,
+                     .dest_qp_num = dest_qpn,
+                     .rq_psn = rq_psn,
+                     .path_mtu = node->cfg.mtu,
+                     .access_flags = MRC_ACCESS_REMOTE_WRITE,
+                     .mpr = {.mpr = NODE_MPR, .mpr_dest = NODE_MPR},
+                     .wimm = {.max_wimm = NODE_MAX_WIMM, .max_wimm_dest = NODE_MAX_WIMM},
+                     .timeout = node->cfg.timeout,
+                     .retry = {.linear_cnt = 7, .exp_cnt = 25},
+                     .sq_psn = sq_psn};
+    a.ah.nports = fab_topo_planes(topo);
+    for (unsigned p = 0; p < a.ah.nports; p++) {
+        fab_host_addr(topo, node->cfg.host, p, a.ah.sgid[p]);
+        fab_host_addr(topo, peer, p, a.ah.dgid[p]);
+    }
+    int rv =
+        mrc_modify_qp(qp, &a,
+                      MRC_QP_STATE | MRC_QP_DEST_QPN | MRC_QP_RQ_PSN | MRC_QP_PATH_MTU |
+                          MRC_QP_ACCESS_FLAGS | MRC_QP_AV | MRC_QP_MPR_DEST | MRC_QP_MAX_WIMM_DEST,
+                      now);
+    if (rv == 0) {
+        a.qp_state = MRC_QPS_RTS;
+        rv = mrc_modify_qp(qp, &a,
+                           MRC_QP_STATE | MRC_QP_SQ_PSN | MRC_QP_MPR | MRC_QP_MAX_WIMM |
+                               MRC_QP_TIMEOUT | MRC_QP_RETRY_CNT,
+                           now);
+    }
+    return rv;
+}
+
+void agent_node_qp_free(agent_node *node, mrc_qp *qp)
+{
+    for (size_t i = 0; i < node->nqps; i++) {
+        if (node->qps[i] == qp) {
+            node->qps[i] = node->qps[--node->nqps];
+            node->qp_peer[i] = node->qp_peer[node->nqps];
+            break;
+        }
+    }
+    mrc_qp_free(qp);
+}
+
+mrc_qp *const *agent_node_qps(const agent_node *node, const uint32_t **ppeers, size_t *pn)
+{
+    *ppeers = node->qp_peer;
+    *pn = node->nqps;
+    return node->qps;
+}
