@@ -22,14 +22,6 @@ struct ctl_blast {
     uint32_t *host_cls; /* per host */
 };
 
-/* Denied elements of the switch tiers, per plane. */
-typedef struct state {
-    uint8_t *t0dead[FAB_MAX_PLANES];
-    uint64_t *t1dead[FAB_MAX_PLANES];
-    uint64_t *updeny[FAB_MAX_PLANES], *downdeny[FAB_MAX_PLANES]; /* per T0, by T1 bit */
-    bool dirty[FAB_MAX_PLANES];
-} state;
-
 /* A row of the pair matrix: a class less its singled-out hosts, or one such host with the
  * planes its port is denied on, as a sender (src) and as a receiver (dst). */
 typedef struct unit {
@@ -152,74 +144,37 @@ const uint64_t *ctl_blast_uplinks(const ctl_blast *b, unsigned plane, uint32_t t
     return &b->up[plane][(size_t)t0 * b->words[plane]];
 }
 
-static void state_init(const ctl_blast *b, state *s)
+/* The entries in force, in libmrcfab's denylist set: its rule is the agents' too, so what
+ * the blast radius counts is what the agents will exclude. */
+static fab_deny *deny_of(const ctl_blast *b, const ctl_blast_entry *v, size_t n,
+                         const ctl_blast_entry *add)
 {
-    memset(s, 0, sizeof(*s));
-    for (unsigned p = 0; p < b->planes; p++) {
-        size_t n = (size_t)b->nt0[p] * b->words[p] + 1;
-        s->t0dead[p] = util_xcalloc(b->nt0[p] + 1, 1);
-        s->t1dead[p] = util_xcalloc(b->words[p] + 1, sizeof(uint64_t));
-        s->updeny[p] = util_xcalloc(n, sizeof(uint64_t));
-        s->downdeny[p] = util_xcalloc(n, sizeof(uint64_t));
+    fab_deny *d;
+    if (fab_deny_new(b->topo, &d) != 0) {
+        util_log(UTIL_LOG_ERR, "out of memory for a denylist set");
+        abort();
     }
-}
-
-static void state_free(const ctl_blast *b, state *s)
-{
-    for (unsigned p = 0; p < b->planes; p++) {
-        free(s->t0dead[p]);
-        free(s->t1dead[p]);
-        free(s->updeny[p]);
-        free(s->downdeny[p]);
-    }
-}
-
-static void state_apply(const ctl_blast *b, state *s, const ctl_blast_entry *e)
-{
-    const ctl_element *el = &e->el;
-    unsigned p = el->plane;
-    if (p >= b->planes) {
-        return;
-    }
-    if (el->kind == CTL_EL_SWITCH && el->tier == FAB_TIER_T0 && el->index < b->nt0[p]) {
-        s->t0dead[p][el->index] = 1;
-        s->dirty[p] = true;
-    } else if (el->kind == CTL_EL_SWITCH && el->index < b->nt1[p]) {
-        s->t1dead[p][el->index / 64] |= 1ull << (el->index % 64);
-        s->dirty[p] = true;
-    } else if (el->kind == CTL_EL_LINK && el->t0 < b->nt0[p] && el->t1 < b->nt1[p]) {
-        size_t w = (size_t)el->t0 * b->words[p] + el->t1 / 64;
-        uint64_t bit = 1ull << (el->t1 % 64);
-        if (e->dirs & 1) {
-            s->updeny[p][w] |= bit;
+    for (size_t i = 0; i <= n; i++) {
+        const ctl_blast_entry *e = i < n ? &v[i] : add;
+        /* entries were parsed against this topology: only an impossible one fails, and it
+         * denies nothing */
+        if (e && fab_deny_add(d, &e->el, e->dirs) == FAB_ERR_NOMEM) {
+            util_log(UTIL_LOG_ERR, "out of memory for a denylist set");
+            abort();
         }
-        if (e->dirs & 2) {
-            s->downdeny[p][w] |= bit;
-        }
-        s->dirty[p] = true;
     }
+    return d;
 }
 
-/* Usable paths on plane |p| from T0 |a| to T0 |b| in |s|; |base| the cabled ones. */
-static unsigned usable(const ctl_blast *bl, const state *s, unsigned p, uint32_t a, uint32_t b,
+/* Usable paths on plane |p| from T0 |a| to T0 |b| under |d|; |base| the cabled ones. */
+static unsigned usable(const ctl_blast *bl, const fab_deny *d, unsigned p, uint32_t a, uint32_t b,
                        unsigned base)
 {
-    if (!s->dirty[p]) {
+    if (fab_deny_plane_clean(d, p)) {
         return base;
     }
-    if (s->t0dead[p][a] || s->t0dead[p][b]) {
-        return 0;
-    }
-    if (a == b) {
-        return 1;
-    }
-    unsigned W = bl->words[p], n = 0;
-    const uint64_t *ua = &bl->up[p][(size_t)a * W], *ub = &bl->up[p][(size_t)b * W];
-    const uint64_t *da = &s->updeny[p][(size_t)a * W], *db = &s->downdeny[p][(size_t)b * W];
-    for (unsigned w = 0; w < W; w++) {
-        n += (unsigned)__builtin_popcountll(ua[w] & ub[w] & ~s->t1dead[p][w] & ~da[w] & ~db[w]);
-    }
-    return n;
+    unsigned W = bl->words[p];
+    return fab_deny_t1s(d, p, a, b, &bl->up[p][(size_t)a * W], &bl->up[p][(size_t)b * W], W);
 }
 
 /* Paths on plane |p| from T0 |a| to T0 |b| with nothing denied. */
@@ -276,8 +231,8 @@ static void note_worst(ctl_blast_result *res, const ctl_blast_pair *pr)
 
 /* The host port entries as units of one, and the classes less those hosts. */
 static unit *make_units(const ctl_blast *b, const ctl_blast_entry *active, size_t n,
-                        const ctl_blast_entry *add, uint32_t **psingle, size_t *pnsingle,
-                        size_t *pnunits)
+                        const ctl_blast_entry *add, const fab_deny *sb, const fab_deny *sa,
+                        uint32_t **psingle, size_t *pnsingle, size_t *pnunits)
 {
     uint32_t *single = util_xmalloc((n + 2) * sizeof(uint32_t));
     size_t ns = 0;
@@ -306,21 +261,8 @@ static unit *make_units(const ctl_blast *b, const ctl_blast_entry *active, size_
         s->size = 1;
         s->host = h;
         u[s->cls].size--;
-        for (size_t j = 0; j <= n; j++) {
-            const ctl_blast_entry *e = j < n ? &active[j] : add;
-            if (e->el.kind != CTL_EL_PORT || e->el.host != h) {
-                continue;
-            }
-            uint32_t bit = 1u << e->el.plane;
-            if (e->dirs & 1) {
-                s->src_a |= bit;
-                s->src_b |= j < n ? bit : 0;
-            }
-            if (e->dirs & 2) {
-                s->dst_a |= bit;
-                s->dst_b |= j < n ? bit : 0;
-            }
-        }
+        fab_deny_host(sb, h, &s->src_b, &s->dst_b);
+        fab_deny_host(sa, h, &s->src_a, &s->dst_a);
     }
     *psingle = single;
     *pnsingle = ns;
@@ -334,17 +276,10 @@ void ctl_blast_eval(const ctl_blast *b, const ctl_blast_entry *active, size_t n,
     memset(res, 0, sizeof(*res));
     res->floor = floor;
     res->min_left = 1;
-    state sb, sa;
-    state_init(b, &sb);
-    state_init(b, &sa);
-    for (size_t i = 0; i < n; i++) {
-        state_apply(b, &sb, &active[i]);
-        state_apply(b, &sa, &active[i]);
-    }
-    state_apply(b, &sa, add);
+    fab_deny *sb = deny_of(b, active, n, NULL), *sa = deny_of(b, active, n, add);
     uint32_t *single;
     size_t nsingle, nunits;
-    unit *units = make_units(b, active, n, add, &single, &nsingle, &nunits);
+    unit *units = make_units(b, active, n, add, sb, sa, &single, &nsingle, &nunits);
     unsigned P = b->planes;
     for (size_t i = 0; i < nunits; i++) {
         const unit *u = &units[i];
@@ -370,8 +305,8 @@ void ctl_blast_eval(const ctl_blast *b, const ctl_blast_entry *active, size_t n,
                 }
                 nplanes++;
                 uint32_t bit = 1u << p;
-                unsigned ob = (u->src_b | v->dst_b) & bit ? 0 : usable(b, &sb, p, a, c, base);
-                unsigned oa = (u->src_a | v->dst_a) & bit ? 0 : usable(b, &sa, p, a, c, base);
+                unsigned ob = (u->src_b | v->dst_b) & bit ? 0 : usable(b, sb, p, a, c, base);
+                unsigned oa = (u->src_a | v->dst_a) & bit ? 0 : usable(b, sa, p, a, c, base);
                 before += (double)ob / base;
                 after += (double)oa / base;
             }
@@ -399,8 +334,8 @@ void ctl_blast_eval(const ctl_blast *b, const ctl_blast_entry *active, size_t n,
     }
     free(units);
     free(single);
-    state_free(b, &sb);
-    state_free(b, &sa);
+    fab_deny_free(sb);
+    fab_deny_free(sa);
 }
 
 /* A share printed to four places: 0.1 rather than 0.10000000000000001. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Fabric elements by name, as denylist entries and probe results give them: a switch
- * ("p3-t1-17"), a T0-T1 link ("p3-t0-5~p3-t1-17", either order) or a host port ("h3:1"). */
+ * ("p3-t1-17"), a T0-T1 link ("p3-t0-5~p3-t1-17", either order) or a host port ("h3:1").
+ * The parser lives in libmrcfab (fab_element_parse), shared with the agents. */
 #ifndef CTL_ELEMENT_H
 #define CTL_ELEMENT_H
 
@@ -8,17 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum ctl_element_kind { CTL_EL_SWITCH, CTL_EL_LINK, CTL_EL_PORT } ctl_element_kind;
+typedef fab_element_kind ctl_element_kind;
+#define CTL_EL_SWITCH FAB_EL_SWITCH
+#define CTL_EL_LINK FAB_EL_LINK
+#define CTL_EL_PORT FAB_EL_PORT
 
-typedef struct ctl_element {
-    ctl_element_kind kind;
-    unsigned plane;
-    uint32_t sw;    /* switch: its id */
-    fab_tier tier;  /* switch: its tier */
-    unsigned index; /* switch: its T0 or T1 index in the plane */
-    unsigned t0, t1; /* link: the T0 index a and the T1 index j */
-    uint32_t host;  /* host port: the host; its port is |plane| */
-} ctl_element;
+typedef fab_element ctl_element;
 
 /* Parses |name| into |el|. Returns 0, or -EINVAL with a sentence in |why| naming what is not
  * in the fabric (a link must be cabled, a host port must exist). */

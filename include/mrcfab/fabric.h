@@ -283,6 +283,70 @@ char *fab_addr_str(const uint8_t addr[16], char *dest);
 /* Parses a host-port name "HOST:PORT". Returns 0 or FAB_ERR_NOTFOUND / FAB_ERR_INVAL. */
 int fab_hostport_parse(const fab_topo *topo, const char *text, uint32_t *phost, unsigned *pport);
 
+/*
+ * Denylists (DESIGN.md §4). An entry names a fabric element: a switch ("p3-t1-17"), a T0–T1
+ * link ("p3-t0-5~p3-t1-17", either order) or a host port ("h3:1"), whole or one direction of
+ * it. Up is toward the T1 on a link and from the host toward its T0 on a host port.
+ */
+typedef enum fab_element_kind { FAB_EL_SWITCH, FAB_EL_LINK, FAB_EL_PORT } fab_element_kind;
+
+typedef struct fab_element {
+    fab_element_kind kind;
+    unsigned plane;
+    uint32_t sw;     /* switch: its id */
+    fab_tier tier;   /* switch: its tier */
+    unsigned index;  /* switch: its T0 or T1 index in the plane */
+    unsigned t0, t1; /* link: the T0 index a and the T1 index j */
+    uint32_t host;   /* host port: the host; its port is |plane| */
+} fab_element;
+
+/* Parses |name| into |el|. Returns 0, or FAB_ERR_INVAL with a sentence in |why| naming what is
+ * not in the fabric (a link must be cabled, a host port must exist). */
+int fab_element_parse(const fab_topo *topo, const char *name, fab_element *el, char *why,
+                      size_t whylen);
+
+#define FAB_DIR_UP 1u   /* toward the T1; from a host port toward its T0 */
+#define FAB_DIR_DOWN 2u /* toward the T0; from a T0 toward the host port */
+#define FAB_DIR_BOTH 3u
+
+/* A denylist scope, "both", "up" or "down", as FAB_DIR_* bits; 0 for anything else. */
+unsigned fab_dir_parse(const char *scope);
+
+/*
+ * A set of denied elements and the rule that turns them into paths. The data of an ordered
+ * host pair (src -> dst) on plane p from T0 a over T1 j to T0 b is denied when switch T0 a,
+ * T0 b or T1 j is denied (a switch is denied whole, whatever its directions), link a–j up,
+ * link b–j down, src's port on plane p up or dst's port on plane p down. A T0-local path
+ * (a == b) crosses no T1 and no T0–T1 link. Only the data direction counts: this is the
+ * rule the controller's blast radius counts host pairs' capacity with, so an agent that
+ * excludes by it loses exactly the paths the blast radius reported.
+ * Borrows the topology, which must outlive it. Read-only calls are thread safe.
+ */
+typedef struct fab_deny fab_deny;
+
+/* An empty set. Returns 0 or FAB_ERR_NOMEM. */
+int fab_deny_new(const fab_topo *topo, fab_deny **pdeny);
+void fab_deny_free(fab_deny *deny);
+/* Denies |el| (as fab_element_parse gave it for the same topology) in the directions
+ * |dirs| (FAB_DIR_*; ignored for a switch). Returns 0, FAB_ERR_INVAL (an element out of the
+ * topology's range, or no direction) or FAB_ERR_NOMEM. */
+int fab_deny_add(fab_deny *deny, const fab_element *el, unsigned dirs);
+/* Whether the set denies the path |ev| names from host |src| to host |dst| by the rule
+ * above. An EV that names no path (a host or plane out of range, a port not cabled, a T1 the
+ * plane does not have, src == dst) is reported denied. O(1), no allocation. */
+bool fab_deny_ev(const fab_deny *deny, uint32_t src, uint32_t dst, uint32_t ev);
+/* Whether no switch or T0–T1 link of plane |plane| is denied (host ports aside). */
+bool fab_deny_plane_clean(const fab_deny *deny, unsigned plane);
+/* How many paths from T0 |a| to T0 |b| of plane |plane| the switches and links of the set
+ * leave: 1 or 0 for a == b; otherwise the T1s in both |ua| and |ub| (the T1s each T0 is
+ * cabled to, |words| 64-bit words of bits by T1 index) that the set does not deny. */
+unsigned fab_deny_t1s(const fab_deny *deny, unsigned plane, uint32_t a, uint32_t b,
+                      const uint64_t *ua, const uint64_t *ub, unsigned words);
+/* The planes (bit p) on which host |host|'s port is denied as a sender (up) and as a
+ * receiver (down). */
+void fab_deny_host(const fab_deny *deny, uint32_t host, uint32_t *psrc_planes,
+                   uint32_t *pdst_planes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* The denylist as the agent holds it: each active entry's element parsed once per version
+ * into libmrcfab's bit sets, so judging an EV is a few loads and no string is touched. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_deny.h"
+#include "util.h"
+
+struct agent_deny {
+    fab_deny *deny;
+    uint64_t version;
+    agent_deny_counts counts;
+    char first_skipped[FAB_NAME_MAX * 2];
+};
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* The whole of |data| as one JSON value, or a sentence saying where json-c stopped. */
+static json_object *body_parse(const char *data, size_t len, char *err, size_t errlen)
+{
+    if (len > INT32_MAX) {
+        say(err, errlen, "denylist body: %zu bytes is too large", len);
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new();
+    if (!tok) {
+        say(err, errlen, "denylist body: out of memory");
+        return NULL;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *root = json_tokener_parse_ex(tok, data, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue && end == len) {
+        /* a number or literal at the very end ("null") is only complete once the tokener sees
+         * the end of the text, which a NUL marks */
+        root = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok);
+        end = len;
+    }
+    while (jerr == json_tokener_success && end < len && strchr(" \t\r\n", data[end]) &&
+           data[end] != '\0') {
+        end++;
+    }
+    if (jerr != json_tokener_success || end != len) {
+        say(err, errlen, "denylist body is not JSON: at byte %zu: %s", end,
+            jerr == json_tokener_continue || jerr == json_tokener_error_parse_eof
+                ? "the text ends early"
+            : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                           : "text after the JSON value");
+        json_object_put(root);
+        root = NULL;
+    } else if (!root) {
+        say(err, errlen, "denylist body: the top level must be an object, not null");
+    }
+    json_tokener_free(tok);
+    return root;
+}
+
+static const char *type_name(json_type type)
+{
+    switch (type) {
+    case json_type_null:
+        return "null";
+    case json_type_boolean:
+        return "true or false";
+    case json_type_double:
+        return "a number";
+    case json_type_int:
+        return "an integer";
+    case json_type_object:
+        return "an object";
+    case json_type_array:
+        return "an array";
+    default:
+        return "a string";
+    }
+}
+
+/* Member |key| of |o| (|where| names |o|: "" or "entries[3].") if it has type |type|; NULL
+ * with a sentence if it is missing or of another type. */
+static json_object *member(json_object *o, const char *where, const char *key, json_type type,
+                           char *err, size_t errlen)
+{
+    json_object *v = NULL;
+    bool has = json_object_object_get_ex(o, key, &v);
+    if (!has || !json_object_is_type(v, type)) {
+        say(err, errlen, "denylist body: %s%s %s: it must be %s", where, key,
+            has ? "has the wrong type" : "is missing", type_name(type));
+        return NULL;
+    }
+    return v;
+}
+
+int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_deny **pset,
+                     char *err, size_t errlen)
+{
+    int rv = -EINVAL;
+    agent_deny *set = NULL;
+    json_object *root = body_parse(json ? json : "", json ? len : 0, err, errlen), *v, *entries;
+    if (!root) {
+        goto out;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        say(err, errlen, "denylist body: the top level must be an object, not %s",
+            type_name(json_object_get_type(root)));
+        goto out;
+    }
+    if (!(v = member(root, "", "version", json_type_int, err, errlen)) ||
+        !(entries = member(root, "", "entries", json_type_array, err, errlen))) {
+        goto out;
+    }
+    if (json_object_get_int64(v) < 0) {
+        say(err, errlen, "denylist body: version must not be negative, not %lld",
+            (long long)json_object_get_int64(v));
+        goto out;
+    }
+    set = util_xcalloc(1, sizeof(*set));
+    set->version = (uint64_t)json_object_get_int64(v);
+    if (fab_deny_new(topo, &set->deny) != 0) {
+        rv = -ENOMEM;
+        goto out;
+    }
+    size_t n = json_object_array_length(entries);
+    set->counts.entries = n;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(entries, i), *el, *scope, *active;
+        char where[48];
+        snprintf(where, sizeof(where), "entries[%zu].", i);
+        if (!json_object_is_type(e, json_type_object)) {
+            say(err, errlen, "denylist body: entries[%zu] must be an object, not %s", i,
+                type_name(json_object_get_type(e)));
+            goto out;
+        }
+        if (!(el = member(e, where, "element", json_type_string, err, errlen)) ||
+            !(scope = member(e, where, "scope", json_type_string, err, errlen)) ||
+            !(active = member(e, where, "active", json_type_boolean, err, errlen))) {
+            goto out;
+        }
+        unsigned dirs = fab_dir_parse(json_object_get_string(scope));
+        if (dirs == 0) {
+            say(err, errlen, "denylist body: entries[%zu].scope must be both, up or down, not '%s'",
+                i, json_object_get_string(scope));
+            goto out;
+        }
+        if (!json_object_get_boolean(active)) {
+            set->counts.inactive++;
+            continue;
+        }
+        fab_element x;
+        char why[FAB_MSG_MAX];
+        const char *name = json_object_get_string(el);
+        if (fab_element_parse(topo, name, &x, why, sizeof(why)) != 0) {
+            if (set->counts.skipped++ == 0) {
+                snprintf(set->first_skipped, sizeof(set->first_skipped), "%s", name);
+            }
+            continue;
+        }
+        int r = fab_deny_add(set->deny, &x, dirs);
+        if (r == FAB_ERR_NOMEM) {
+            rv = -ENOMEM;
+            goto out;
+        }
+        set->counts.applied += r == 0;
+        set->counts.skipped += r != 0;
+    }
+    *pset = set;
+    set = NULL;
+    rv = 0;
+out:
+    if (rv == -ENOMEM) {
+        say(err, errlen, "denylist body: out of memory");
+    }
+    agent_deny_free(set);
+    json_object_put(root);
+    return rv;
+}
+
+void agent_deny_free(agent_deny *set)
+{
+    if (set) {
+        fab_deny_free(set->deny);
+        free(set);
+    }
+}
+
+uint64_t agent_deny_version(const agent_deny *set)
+{
+    return set->version;
+}
+
+void agent_deny_counts_get(const agent_deny *set, agent_deny_counts *pcounts)
+{
+    *pcounts = set->counts;
+}
+
+const char *agent_deny_first_skipped(const agent_deny *set)
+{
+    return set->first_skipped;
+}
+
+bool agent_deny_ev(const agent_deny *set, uint32_t src_host, uint32_t dst_host, uint32_t ev)
+{
+    return fab_deny_ev(set->deny, src_host, dst_host, ev);
+}
+
+const fab_deny *agent_deny_set(const agent_deny *set)
+{
+    return set->deny;
+}
