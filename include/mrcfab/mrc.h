@@ -539,7 +539,10 @@ typedef struct mrc_ev_stats {
     uint8_t port;
     uint8_t state; /* mrc_ev_state */
     bool active;   /* in the active set (else a backup) */
-    uint64_t pkts_sent, retx_sent, acked, timeouts, ecn, trims, transitions;
+    uint64_t pkts_sent, retx_sent, acked;
+    uint64_t lost; /* transmissions on it found lost untrimmed by later acknowledgements or a
+                      tail probe's answer; a timeout counts in |timeouts| instead */
+    uint64_t timeouts, ecn, trims, transitions;
     uint64_t probes_sent, probes_ok, probes_lost;
     uint64_t last_rtt_ns, min_rtt_ns;
 } mrc_ev_stats;

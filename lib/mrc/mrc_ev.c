@@ -391,6 +391,7 @@ void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now)
 void mrc_ev_lost(mrc_qp *qp, uint32_t evi, uint64_t now)
 {
     mrc_qev *e = &qp->evs[evi];
+    e->lost++;
     e->loss = (uint16_t)(e->loss + ((65535u - e->loss) >> 5));
     unsigned pct = qp->ctx->set.ev_loss_pct;
     if (pct && e->loss * 100u >= pct * 65535u) {

@@ -109,7 +109,7 @@ typedef struct mrc_qev {
     uint64_t next_probe;
     uint64_t probe_ivl;
     /* counters */
-    uint64_t pkts_sent, retx_sent, acked, timeouts, ecn, trims, transitions;
+    uint64_t pkts_sent, retx_sent, acked, lost, timeouts, ecn, trims, transitions;
     uint64_t probes_sent, probes_ok, probes_lost;
     uint64_t last_rtt, min_rtt;
     /* the latest first copy on this EV that the SACK being read reports received */

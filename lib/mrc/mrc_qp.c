@@ -428,6 +428,7 @@ int mrc_qp_get_ev_stats(const mrc_qp *qp, unsigned index, mrc_ev_stats *s)
                         .pkts_sent = e->pkts_sent,
                         .retx_sent = e->retx_sent,
                         .acked = e->acked,
+                        .lost = e->lost,
                         .timeouts = e->timeouts,
                         .ecn = e->ecn,
                         .trims = e->trims,

@@ -272,6 +272,54 @@ START_TEST(test_mrc_ev_good_to_bad_by_timeout)
 }
 END_TEST
 
+/* Untrimmed losses are counted on their EV: one that a later first copy on the same EV shows
+ * (the path keeps order) in |lost|, one found by a timeout in |timeouts| alone; no other EV is
+ * charged. The agent's report adds the two to tell the controller what a path lost. */
+START_TEST(test_mrc_ev_lost_counted)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 1;
+    o.evs_per_port = 2;
+    o.mtu = 256;
+    o.timeout = 1;
+    o.set.tlp_pct = 0;
+    o.set.ev_in_order = true;
+    requester(&a, &o);
+    uint32_t p0 = o.sq_psn;
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    uint32_t ev[8];
+    for (unsigned k = 0; k < 8; k++) {
+        ev[k] = pull_ev(&a, 0);
+    }
+    uint32_t other = ev[0] == mrc_test_ev(0, 0) ? mrc_test_ev(0, 1) : mrc_test_ev(0, 0);
+    /* +1 .. +7 received, +0 not: a later packet on +0's EV arrived, so +0 is lost */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 7, 1, 0xfe, MRC_M_NONE, ev[7], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 1000), 0);
+    ck_assert_uint_eq(mrc_test_stats(&a).retx_by_cause[MRC_RETX_INFERRED], 1);
+    ck_assert_uint_eq(mrc_test_ev_stats(&a, ev[0]).lost, 1);
+    ck_assert_uint_eq(mrc_test_ev_stats(&a, ev[0]).timeouts, 0);
+    ck_assert_uint_eq(mrc_test_ev_stats(&a, other).lost, 0);
+    /* the resend is lost too, and found by the timer */
+    ck_assert_int_gt(mrc_test_pull(&a, &p, 1000), 0);
+    ck_assert(mrc_test_is_data(&p) && p.pkt.bth.rtx);
+    uint32_t rtx_ev = p.info.ev;
+    uint64_t now = 1000;
+    while (mrc_test_stats(&a).timeouts == 0) {
+        now = mrc_get_expiry(a.ctx);
+        ck_assert_uint_le(now, 1000000);
+        mrc_handle_expiry(a.ctx, now);
+    }
+    mrc_ev_stats es = mrc_test_ev_stats(&a, rtx_ev);
+    ck_assert_uint_eq(es.timeouts, 1);
+    ck_assert_uint_eq(es.lost, rtx_ev == ev[0] ? 1 : 0);
+    ck_assert_uint_eq(mrc_test_ev_stats(&a, ev[0]).lost + mrc_test_ev_stats(&a, other).lost, 1);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 /* Marks CE on every data packet a sends on EV |user|. */
 static bool ce_on_ev(void *user, unsigned from, mrc_test_pkt *p, mrc_rx_info *info)
 {
@@ -1027,6 +1075,7 @@ Suite *mrc_ev_suite(void)
     tcase_add_test(tc, test_mrc_ev_skip_to_good_by_time);
     tcase_add_test(tc, test_mrc_ev_skip_expires_while_idle);
     tcase_add_test(tc, test_mrc_ev_good_to_bad_by_timeout);
+    tcase_add_test(tc, test_mrc_ev_lost_counted);
     tcase_add_test(tc, test_mrc_ev_always_skip_verdict);
     tcase_add_test(tc, test_mrc_ev_always_skip_runs);
     tcase_add_test(tc, test_mrc_ev_good_to_bad_by_always_skip);

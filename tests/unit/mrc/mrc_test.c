@@ -701,10 +701,11 @@ static bool ev_stats_same(const mrc_ev_stats *a, const mrc_ev_stats *b)
 {
     return a->ev == b->ev && a->port == b->port && a->state == b->state && a->active == b->active &&
            a->pkts_sent == b->pkts_sent && a->retx_sent == b->retx_sent && a->acked == b->acked &&
-           a->timeouts == b->timeouts && a->ecn == b->ecn && a->trims == b->trims &&
-           a->transitions == b->transitions && a->probes_sent == b->probes_sent &&
-           a->probes_ok == b->probes_ok && a->probes_lost == b->probes_lost &&
-           a->last_rtt_ns == b->last_rtt_ns && a->min_rtt_ns == b->min_rtt_ns;
+           a->lost == b->lost && a->timeouts == b->timeouts && a->ecn == b->ecn &&
+           a->trims == b->trims && a->transitions == b->transitions &&
+           a->probes_sent == b->probes_sent && a->probes_ok == b->probes_ok &&
+           a->probes_lost == b->probes_lost && a->last_rtt_ns == b->last_rtt_ns &&
+           a->min_rtt_ns == b->min_rtt_ns;
 }
 
 void mrc_test_snap_check(const mrc_test_snap *s, const mrc_test_node *n, const char *what)
