@@ -264,49 +264,6 @@ static void get_switch(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *na
     r->len = out.len;
 }
 
-/* An RFC 3339 UTC time ("2026-11-30T02:00:00Z", optional fraction) in Unix ms; -1 if not:
- * two digits a field, and a date that exists (not 2026-02-30). */
-static int64_t parse_time(const char *s)
-{
-    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
-    for (size_t i = 0; i < sizeof(shape) - 1; i++) {
-        if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) {
-            return -1;
-        }
-    }
-    struct tm tm = {0};
-    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-           &tm.tm_min, &tm.tm_sec);
-    const char *p = s + sizeof(shape) - 1;
-    int ms = 0;
-    if (*p == '.') {
-        int k = 0;
-        for (p++; *p >= '0' && *p <= '9'; p++, k++) {
-            ms = k < 3 ? ms * 10 + (*p - '0') : ms;
-        }
-        if (k == 0) {
-            return -1;
-        }
-        for (; k < 3; k++) {
-            ms *= 10;
-        }
-    }
-    if (strcmp(p, "Z") != 0) {
-        return -1;
-    }
-    struct tm want = tm;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    time_t t = timegm(&tm);
-    struct tm back;
-    if (t < 0 || !gmtime_r(&t, &back) || back.tm_year + 1900 != want.tm_year ||
-        back.tm_mon + 1 != want.tm_mon || back.tm_mday != want.tm_mday ||
-        back.tm_hour != want.tm_hour || back.tm_min != want.tm_min || back.tm_sec != want.tm_sec) {
-        return -1;
-    }
-    return (int64_t)t * 1000 + ms;
-}
-
 /* Whether |element| is in the fabric and |scope| fits it. */
 static bool element_ok(const ctl_ctx *c, const char *element, const char *scope, char *why,
                        size_t whylen)
@@ -420,8 +377,8 @@ static int parse_deny(const ctl_ctx *c, const ctl_req *q, ctl_deny *d, char *why
             snprintf(why, whylen, "'window' must be {\"start\": TIME, \"end\": TIME}");
             goto out;
         }
-        d->start = parse_time(json_object_get_string(ws));
-        d->end = parse_time(json_object_get_string(we));
+        d->start = ctl_time_parse(json_object_get_string(ws));
+        d->end = ctl_time_parse(json_object_get_string(we));
         if (d->start < 0 || d->end < 0) {
             snprintf(why, whylen, "window times must be RFC 3339 UTC, like 2026-11-30T02:00:00Z");
             goto out;
@@ -608,6 +565,17 @@ static void get_audit(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     send_json(r, 200, j);
 }
 
+/* An agent's token reports for its own host only: the host its name names. */
+static bool own_host(const ctl_req *q, const char *host, char *why, size_t whylen)
+{
+    if (q->who->role != CTL_ROLE_AGENT || strcmp(host, q->who->name) == 0) {
+        return true;
+    }
+    snprintf(why, whylen, "the token of '%s' may report only as '%s', not as '%s'", q->who->name,
+             q->who->name, host);
+    return false;
+}
+
 /* POST /api/v1/reports (an agent's) or /api/v1/probes (a prober's): evidence for the health
  * engine, counted only when the whole of it is good. */
 static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes)
@@ -620,10 +588,26 @@ static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes
         return;
     }
     char why[256];
-    json_object *o = body_json(q, why, sizeof(why));
-    int status = o ? (probes ? ctl_health_probes : ctl_health_report)(
-                         c->health, o, q->who->name, ctl_now_ms(), why, sizeof(why))
-                   : 400;
+    json_object *o = body_json(q, why, sizeof(why)), *h;
+    const char *host =
+        o && json_object_object_get_ex(o, "host", &h) && json_object_is_type(h, json_type_string)
+            ? json_object_get_string(h)
+            : NULL;
+    ctl_report_sum sum;
+    int64_t now = ctl_now_ms();
+    int status = 400;
+    if (o && probes) {
+        status = ctl_health_probes(c->health, o, q->who->name, now, why, sizeof(why));
+    } else if (o) {
+        if (host && !own_host(q, host, why, sizeof(why))) {
+            status = 403;
+        } else if ((status = ctl_agents_report_check(c->topo, o, &sum, why, sizeof(why))) == 0) {
+            status = ctl_health_report(c->health, o, q->who->name, now, why, sizeof(why));
+        }
+        if (status == 0 && c->agents) {
+            ctl_agents_report_note(c->agents, host, &sum, now);
+        }
+    }
     json_object_put(o);
     if (status) {
         ctl_api_problem(r, status, q->path, "%s", why);
@@ -631,6 +615,66 @@ static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes
     }
     atomic_fetch_add(&c->metrics.reports, 1);
     send_json(r, 202, json_object_new_object());
+}
+
+/* /api/v1/agents: GET lists the registered agents, POST registers one (an agent as its own
+ * host, or an admin as any). */
+static void agents(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    bool get = strcmp(q->method, "GET") == 0;
+    if (!get && strcmp(q->method, "POST") != 0) {
+        ctl_api_problem(r, 405, q->path, "%s takes GET or POST", q->path);
+        return;
+    }
+    if (!c->agents) {
+        ctl_api_problem(r, 503, q->path, "this controller keeps no agent registry");
+        return;
+    }
+    if (get) {
+        uint64_t offset, limit;
+        if (arg_uint(q, r, "offset", 0, 0, UINT32_MAX, &offset) &&
+            arg_uint(q, r, "limit", UINT32_MAX, 1, UINT32_MAX, &limit)) {
+            send_json(r, 200, ctl_agents_list(c->agents, offset, limit, ctl_now_ms()));
+        }
+        return;
+    }
+    if (!allowed(q, r, CTL_ROLE_AGENT)) {
+        return;
+    }
+    if (q->who->role != CTL_ROLE_AGENT && q->who->role != CTL_ROLE_ADMIN) {
+        ctl_api_problem(r, 403, q->path,
+                        "the %s role of '%s' may not register an agent; it takes agent (as its "
+                        "own host) or admin",
+                        ctl_role_name(q->who->role), q->who->name);
+        return;
+    }
+    char why[256];
+    json_object *o = body_json(q, why, sizeof(why)), *out = NULL;
+    int status =
+        o ? ctl_agents_register(c->agents, o, q->who->role == CTL_ROLE_AGENT ? q->who->name : NULL,
+                                ctl_now_ms(), &out, why, sizeof(why))
+          : 400;
+    json_object_put(o);
+    if (status) {
+        ctl_api_problem(r, status, q->path, "%s", why);
+        return;
+    }
+    send_json(r, 200, out);
+}
+
+/* GET /api/v1/agents/{host} */
+static void get_agent(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *host)
+{
+    json_object *j;
+    if (!c->agents) {
+        ctl_api_problem(r, 503, q->path, "this controller keeps no agent registry");
+    } else if (fab_host_find(c->topo, host) == FAB_NONE) {
+        ctl_api_problem(r, 404, q->path, "no host is called '%s'", host);
+    } else if (!(j = ctl_agents_get(c->agents, host, ctl_now_ms()))) {
+        ctl_api_problem(r, 404, q->path, "the agent of '%s' has not registered", host);
+    } else {
+        send_json(r, 200, j);
+    }
 }
 
 static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *what)
@@ -778,6 +822,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         post_evidence(c, q, r, rest[0] == 'p');
     } else if (strncmp(rest, "denylist/", 9) == 0) {
         deny_one(c, q, r, rest + 9);
+    } else if (strcmp(rest, "agents") == 0) {
+        agents(c, q, r);
     } else if (!get) {
         ctl_api_problem(r, 405, p, "%s takes GET only", p);
     } else if (strcmp(rest, "config") == 0) {
@@ -801,6 +847,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         get_hosts(c, q, r);
     } else if (strncmp(rest, "hosts/", 6) == 0) {
         get_profile(c, q, r, rest + 6);
+    } else if (strncmp(rest, "agents/", 7) == 0 && !strchr(rest + 7, '/')) {
+        get_agent(c, q, r, rest + 7);
     } else if (strcmp(rest, "audit") == 0) {
         get_audit(c, q, r);
     } else if (strcmp(rest, "health/links") == 0 || strcmp(rest, "health/switches") == 0 ||
@@ -862,6 +910,15 @@ char *ctl_metrics_text(ctl_ctx *c, size_t *plen)
         for (int k = 0; k < 4; k++) {
             EMIT("mrcfab_links{state=\"%s\"} %" PRIu64 "\n", names[k], n[k]);
         }
+    }
+    if (c->agents) {
+        uint64_t fresh, stale;
+        ctl_agents_counts(c->agents, ctl_now_ms(), &fresh, &stale);
+        EMIT("# HELP mrcfab_agents Registered agents: fresh (heard from within 3 report "
+             "intervals) or stale.\n");
+        EMIT("# TYPE mrcfab_agents gauge\n");
+        EMIT("mrcfab_agents{state=\"fresh\"} %" PRIu64 "\n", fresh);
+        EMIT("mrcfab_agents{state=\"stale\"} %" PRIu64 "\n", stale);
     }
 #undef EMIT
     *plen = s.len;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl_agents.h"
 #include "ctl_auth.h"
 #include "ctl_blast.h"
 #include "ctl_health.h"
@@ -33,6 +34,7 @@ typedef struct ctl_ctx {
     const fab_tables *tables;
     ctl_store *store;
     ctl_health *health;
+    ctl_agents *agents; /* NULL: the agent resources answer 503 */
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */

@@ -641,12 +641,123 @@ static const char *get_str(json_object *o, const char *key)
 typedef struct ev_ev {
     unsigned p, j;
     int a, b;
-    uint32_t dst;
+    uint32_t dst, ev;
     uint64_t sent, lost;
     bool bad;
     dirstat *dirs[4]; /* the directions it crossed */
     unsigned nd;
 } ev_ev;
+
+/* Where EV |ev| to |peer| runs, into |e|: 0, or 422 with |what|[|i|] named in |why|. */
+static int ev_where(ctl_health *h, uint32_t src, const char *peer, uint32_t ev, ev_ev *e,
+                    const char *what, size_t i, char *why, size_t whylen)
+{
+    e->ev = ev;
+    e->dst = fab_host_find(h->topo, peer);
+    e->p = fab_ev_plane(h->plan, ev);
+    e->j = fab_ev_t1(h->plan, ev);
+    if (e->dst == FAB_NONE || e->p >= h->planes || e->j >= h->nt1[e->p]) {
+        snprintf(why, whylen, "%s[%zu]: %s", what, i,
+                 e->dst == FAB_NONE ? "the peer is no host of the fabric"
+                                    : "the EV names no plane and T1 of the fabric");
+        return 422;
+    }
+    e->a = t0_of(h, src, e->p);
+    e->b = t0_of(h, e->dst, e->p);
+    if (e->a < 0 || e->b < 0) {
+        snprintf(why, whylen, "%s[%zu]: a host port of plane %u is not cabled", what, i, e->p);
+        return 422;
+    }
+    return 0;
+}
+
+/* A 32-bit EV member; false if absent or not one. */
+static bool get_ev(json_object *o, uint32_t *ev)
+{
+    json_object *x;
+    if (!json_object_object_get_ex(o, "ev", &x) || !json_object_is_type(x, json_type_int) ||
+        json_object_get_int64(x) < 0 || json_object_get_int64(x) > UINT32_MAX) {
+        return false;
+    }
+    *ev = (uint32_t)json_object_get_int64(x);
+    return true;
+}
+
+_Static_assert(MAX_ENTRIES == CTL_REPORT_MAX_EVS, "the API's bound is the engine's");
+
+#define TRANS_SLOTS (2 * CTL_REPORT_MAX_TRANSITIONS)
+
+/* A transition's EV, by (peer, EV), in open addressing. */
+typedef struct tslot {
+    uint64_t key;
+    bool used, listed; /* listed: the report's EVs have it */
+} tslot;
+
+static tslot *tslot_find(tslot *slot, uint64_t key)
+{
+    uint64_t k = mix(key) % TRANS_SLOTS;
+    while (slot[k].used && slot[k].key != key) {
+        k = (k + 1) % TRANS_SLOTS;
+    }
+    return &slot[k];
+}
+
+/* The transitions in |tr| into assumed_bad for loss or a timeout: path evidence as much as an
+ * EV reported in that state (it may have recovered by the time of the report), where ECN,
+ * trims and always_skip speak of congestion. Each marks its EV's entry among the |*pn| of |v|
+ * bad, or adds one that sent nothing (|v| has room for one more per transition) when
+ * the report does not list the EV; an EV counts once however often it went bad. 0, or
+ * 400/422 with |why|. */
+static int bad_transitions(ctl_health *h, uint32_t src, json_object *tr, ev_ev *v, size_t *pn,
+                           char *why, size_t whylen)
+{
+    size_t nt = tr ? json_object_array_length(tr) : 0, n = *pn, np = 0;
+    if (nt == 0) {
+        return 0;
+    }
+    ev_ev *pend = v + n; /* one entry per EV that went bad, in the order of the transitions */
+    tslot *slot = util_xcalloc(TRANS_SLOTS, sizeof(*slot));
+    int status = 0;
+    for (size_t i = 0; i < nt && !status; i++) {
+        json_object *t = json_object_array_get_idx(tr, i);
+        const char *peer = json_object_is_type(t, json_type_object) ? get_str(t, "peer") : NULL;
+        const char *to = peer ? get_str(t, "to") : NULL, *reason = to ? get_str(t, "reason") : NULL;
+        uint32_t ev;
+        if (!reason || !get_ev(t, &ev)) {
+            snprintf(why, whylen,
+                     "transitions[%zu] needs 'peer' (a host), 'ev' (a 32-bit EV), 'to' and "
+                     "'reason'",
+                     i);
+            status = 400;
+        } else if (strcmp(to, "assumed_bad") == 0 &&
+                   (strcmp(reason, "loss") == 0 || strcmp(reason, "timeout") == 0) &&
+                   (status = ev_where(h, src, peer, ev, &pend[np], "transitions", i, why,
+                                      whylen)) == 0) {
+            tslot *sl = tslot_find(slot, (uint64_t)pend[np].dst << 32 | ev);
+            if (!sl->used) {
+                *sl = (tslot){.key = (uint64_t)pend[np].dst << 32 | ev, .used = true};
+                pend[np++].bad = true;
+            }
+        }
+    }
+    for (size_t i = 0; i < n && np && !status; i++) {
+        tslot *sl = tslot_find(slot, (uint64_t)v[i].dst << 32 | v[i].ev);
+        if (sl->used) {
+            v[i].bad = true;
+            sl->listed = true;
+        }
+    }
+    /* the EVs the report does not list follow its own: w <= n + m, so nothing unread moves */
+    size_t w = n;
+    for (size_t m = 0; m < np && !status; m++) {
+        if (!tslot_find(slot, (uint64_t)pend[m].dst << 32 | pend[m].ev)->listed) {
+            v[w++] = pend[m];
+        }
+    }
+    free(slot);
+    *pn = w;
+    return status;
+}
 
 int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64_t now, char *why,
                       size_t whylen)
@@ -656,7 +767,7 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
         return 400;
     }
     const char *host = get_str(r, "host");
-    json_object *evs;
+    json_object *evs, *tr = NULL;
     if (!host || !json_object_object_get_ex(r, "evs", &evs) ||
         !json_object_is_type(evs, json_type_array)) {
         snprintf(why, whylen, "a report needs 'host' (a string) and 'evs' (an array)");
@@ -672,20 +783,35 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
         snprintf(why, whylen, "a report holds at most %d EVs", MAX_ENTRIES);
         return 400;
     }
-    ev_ev *v = util_xcalloc(n ? n : 1, sizeof(*v));
+    if (json_object_object_get_ex(r, "transitions", &tr) &&
+        (!json_object_is_type(tr, json_type_array) ||
+         json_object_array_length(tr) > CTL_REPORT_MAX_TRANSITIONS)) {
+        snprintf(why, whylen, "'transitions' must be an array of at most %d",
+                 CTL_REPORT_MAX_TRANSITIONS);
+        return 400;
+    }
+    /* room for the EVs that only their transitions name */
+    ev_ev *v = util_xcalloc(n + (tr ? json_object_array_length(tr) : 0) + 1, sizeof(*v));
     int status = 0;
     for (size_t i = 0; i < n && !status; i++) {
-        json_object *e = json_object_array_get_idx(evs, i), *x;
+        json_object *e = json_object_array_get_idx(evs, i);
         const char *peer = json_object_is_type(e, json_type_object) ? get_str(e, "peer") : NULL;
-        if (!peer || !json_object_object_get_ex(e, "ev", &x) ||
-            !json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 0 ||
-            json_object_get_int64(x) > UINT32_MAX) {
+        uint32_t ev;
+        if (!peer || !get_ev(e, &ev)) {
             snprintf(why, whylen, "evs[%zu] needs 'peer' (a host) and 'ev' (a 32-bit EV)", i);
             status = 400;
             break;
         }
-        uint32_t ev = (uint32_t)json_object_get_int64(x);
-        const char *state = get_str(e, "state");
+        json_object *st;
+        const char *state = NULL;
+        if (json_object_object_get_ex(e, "state", &st) &&
+            (!(state = get_str(e, "state")) ||
+             (strcmp(state, "good") != 0 && strcmp(state, "skip") != 0 &&
+              strcmp(state, "assumed_bad") != 0 && strcmp(state, "denied") != 0))) {
+            snprintf(why, whylen, "evs[%zu]: 'state' must be good, skip, assumed_bad or denied", i);
+            status = 400;
+            break;
+        }
         if (!get_u64(e, "sent", &v[i].sent, why, whylen) ||
             !get_u64(e, "lost", &v[i].lost, why, whylen)) {
             status = 400;
@@ -696,23 +822,11 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
             status = 400;
             break;
         }
-        v[i].dst = fab_host_find(h->topo, peer);
-        v[i].p = fab_ev_plane(h->plan, ev);
-        v[i].j = fab_ev_t1(h->plan, ev);
         v[i].bad = state && strcmp(state, "assumed_bad") == 0;
-        if (v[i].dst == FAB_NONE || v[i].p >= h->planes || v[i].j >= h->nt1[v[i].p]) {
-            snprintf(why, whylen, "evs[%zu]: %s", i,
-                     v[i].dst == FAB_NONE ? "the peer is no host of the fabric"
-                                          : "the EV names no plane and T1 of the fabric");
-            status = 422;
-            break;
-        }
-        v[i].a = t0_of(h, src, v[i].p);
-        v[i].b = t0_of(h, v[i].dst, v[i].p);
-        if (v[i].a < 0 || v[i].b < 0) {
-            snprintf(why, whylen, "evs[%zu]: a host port of plane %u is not cabled", i, v[i].p);
-            status = 422;
-        }
+        status = ev_where(h, src, peer, ev, &v[i], "evs", i, why, whylen);
+    }
+    if (status == 0) {
+        status = bad_transitions(h, src, tr, v, &n, why, whylen);
     }
     if (status == 0) {
         uint32_t id = name_hash(reporter);

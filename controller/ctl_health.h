@@ -17,9 +17,15 @@ typedef struct ctl_health ctl_health;
 ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms);
 void ctl_health_free(ctl_health *h);
 
-/* An agent report (schemas/openapi.yaml, AgentReport), from |reporter|. Returns 0, or a
- * status (400 malformed, 422 naming what is not in the fabric) with a sentence in |why|;
- * nothing is counted unless the whole report is good. */
+/* The most EVs and state transitions one agent report holds. */
+#define CTL_REPORT_MAX_EVS 4096
+#define CTL_REPORT_MAX_TRANSITIONS 256
+
+/* An agent report (schemas/openapi.yaml, AgentReport), from |reporter|: each EV's sent, lost
+ * and state, and its transitions into assumed_bad for loss or a timeout, which count as an EV
+ * in that state (once per EV). The other members are ctl_agents_report_check's to check.
+ * Returns 0, or a status (400 malformed, 422 naming what is not in the fabric) with a
+ * sentence in |why|; nothing is counted unless the whole report is good. */
 int ctl_health_report(ctl_health *h, json_object *report, const char *reporter, int64_t now_ms,
                       char *why, size_t whylen);
 /* Probe results (ProbeResults): counters on named links and host ports, from |reporter|. */

@@ -18,7 +18,7 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key, *cc;
-    uint64_t threads, max_body, max_wait, max_connections, window, floor;
+    uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
 } o;
@@ -35,6 +35,7 @@ static const util_opt opts[] = {
     {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
     {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
     {"window", UTIL_OPT_UINT, "60", 2, 86400, &o.window, "seconds of evidence health is judged on", false},
+    {"agent_interval", UTIL_OPT_UINT, "10", 1, 3600, &o.agent_interval, "seconds between an agent's reports; an agent silent for 3 of them is stale", false},
     {"floor", UTIL_OPT_UINT, "50", 0, 100, &o.floor, "percent of its path capacity a denylist entry may not cut a host pair below (without force)", false},
     {"cc", UTIL_OPT_STR, "uet-1.0-nscc", 0, 0, &o.cc, "hosts' congestion control: uet-1.0-nscc or none", false},
     {"port_gbps", UTIL_OPT_UINT, "100", 1, 1600, &o.port_gbps, "rate of one plane port, Gb/s (NSCC's link rate: x planes)", false},
@@ -161,6 +162,11 @@ int main(int argc, char **argv)
     ctx->topo = topo;
     ctx->tables = tables;
     ctx->store = store;
+    if (ctl_agents_open(topo, store, (int64_t)o.agent_interval * 1000, &ctx->agents, err,
+                        sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s", err);
+        goto out;
+    }
     ctx->health = ctl_health_new(topo, o.window * 1000);
     ctx->blast = ctl_blast_new(topo);
     ctx->floor = (double)o.floor / 100;
@@ -195,6 +201,7 @@ int main(int argc, char **argv)
 out:
     ctl_window_stop(window);
     ctl_http_stop(http);
+    ctl_agents_free(ctx->agents);
     ctl_store_close(store);
     ctl_auth_free(&auth);
     ctl_health_free(ctx->health);

@@ -29,7 +29,9 @@ static const char *const schema =
     " created INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS audit ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, actor TEXT NOT NULL,"
-    " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);";
+    " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS agents ("
+    " host TEXT PRIMARY KEY, record TEXT NOT NULL, registered INTEGER NOT NULL);";
 
 int64_t ctl_now_ms(void)
 {
@@ -56,6 +58,47 @@ void ctl_time_str(int64_t ms, char *dest, size_t destlen)
     snprintf(dest, destlen, "%04lld-%02u-%02uT%02u:%02u:%02u.%03dZ", (long long)y, m, d,
              (unsigned)(sod / 3600), (unsigned)(sod / 60 % 60), (unsigned)(sod % 60),
              (int)(ms % 1000));
+}
+
+int64_t ctl_time_parse(const char *s)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+        if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) {
+            return -1;
+        }
+    }
+    struct tm tm = {0};
+    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+           &tm.tm_min, &tm.tm_sec);
+    const char *p = s + sizeof(shape) - 1;
+    int ms = 0;
+    if (*p == '.') {
+        int k = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, k++) {
+            ms = k < 3 ? ms * 10 + (*p - '0') : ms;
+        }
+        if (k == 0) {
+            return -1;
+        }
+        for (; k < 3; k++) {
+            ms *= 10;
+        }
+    }
+    if (strcmp(p, "Z") != 0) {
+        return -1;
+    }
+    struct tm want = tm;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    struct tm back;
+    if (t < 0 || !gmtime_r(&t, &back) || back.tm_year + 1900 != want.tm_year ||
+        back.tm_mon + 1 != want.tm_mon || back.tm_mday != want.tm_mday ||
+        back.tm_hour != want.tm_hour || back.tm_min != want.tm_min || back.tm_sec != want.tm_sec) {
+        return -1;
+    }
+    return (int64_t)t * 1000 + ms;
 }
 
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen)
@@ -457,4 +500,46 @@ int64_t ctl_store_next_boundary(ctl_store *s, int64_t now)
     sqlite3_finalize(st);
     pthread_mutex_unlock(&s->lock);
     return next;
+}
+
+int ctl_store_agent_put(ctl_store *s, const char *host, const char *record, int64_t registered)
+{
+    sqlite3_stmt *st = NULL;
+    int rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO agents (host, record, registered) VALUES (?, ?, ?) "
+                           "ON CONFLICT (host) DO UPDATE SET record = excluded.record, "
+                           "registered = excluded.registered",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, record, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, registered);
+        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
+}
+
+int ctl_store_agent_all(ctl_store *s,
+                        void (*fn)(void *user, const char *host, const char *record,
+                                   int64_t registered),
+                        void *user)
+{
+    sqlite3_stmt *st;
+    int rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db, "SELECT host, record, registered FROM agents ORDER BY host", -1,
+                           &st, NULL) == SQLITE_OK) {
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            fn(user, (const char *)sqlite3_column_text(st, 0),
+               (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 2));
+        }
+        rv = rc == SQLITE_DONE ? 0 : -EIO;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The controller's state in SQLite (WAL): the denylist, its version and its audit log. Every
- * change is one transaction; a function that returns 0 has committed it. */
+/* The controller's state in SQLite (WAL): the denylist, its version and its audit log, and the
+ * agents' registrations. Every change is one transaction; a function that returns 0 has
+ * committed it. */
 #ifndef CTL_STORE_H
 #define CTL_STORE_H
 
@@ -49,8 +50,21 @@ int ctl_store_window_tick(ctl_store *store, int64_t now);
 /* The next window start or end after |now|, 0 if none. */
 int64_t ctl_store_next_boundary(ctl_store *store, int64_t now);
 
+/* Registers (or registers again) the agent of |host|: |record| is its registration as JSON
+ * text (ctl_agents.c writes and reads it), |registered| when, in Unix ms. 0 or -EIO. */
+int ctl_store_agent_put(ctl_store *store, const char *host, const char *record, int64_t registered);
+/* Calls |fn| with every registration, by host name; |fn| must not call the store (its lock is
+ * held). 0 or -EIO. */
+int ctl_store_agent_all(ctl_store *store,
+                        void (*fn)(void *user, const char *host, const char *record,
+                                   int64_t registered),
+                        void *user);
+
 /* |d| as JSON; "active" is whether it applies at |now| (no window, or inside it). */
 json_object *ctl_deny_json(const ctl_deny *d, int64_t now);
+/* An RFC 3339 UTC time ("2026-11-30T02:00:00Z", optional fraction) in Unix ms, or -1 if it
+ * is not one: two digits a field, and a date that exists (not 2026-02-30). */
+int64_t ctl_time_parse(const char *s);
 /* RFC 3339 UTC with milliseconds. */
 void ctl_time_str(int64_t ms, char *dest, size_t destlen);
 int64_t ctl_now_ms(void);

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # mrc-controller over loopback with a real HTTP client (curl): every endpoint with every role,
 # bad tokens, bad bodies, oversize bodies, a wrong content type, unknown elements (each a
-# problem document, the store unchanged), the push channel, /metrics, a clean SIGTERM, and
-# durability: SIGKILL in the middle of a stream of writes loses no acknowledged entry.
+# problem document, the store unchanged), the push channel, /metrics, an agent's registration
+# and report round trip (and its registration surviving a restart, then going stale), a clean
+# SIGTERM, and durability: SIGKILL in the middle of a stream of writes loses no acknowledged
+# entry.
 #
 # Usage: tests/controller/live.sh BINDIR
 set -euo pipefail
@@ -25,7 +27,7 @@ check() { if eval "$1"; then pass "$2"; else fail "$2"; fi; }
 cat >"$tmp/tokens" <<'TOKENS'
 # TOKEN ROLE NAME
 tok-reader-000000000001 reader alice
-tok-agent-0000000000001 agent host7
+tok-agent-0000000000001 agent h0
 tok-prober-000000000001 prober prober1
 tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
@@ -83,7 +85,7 @@ for path in /api/v1/fabric /api/v1/switches "/api/v1/switches?plane=1&tier=t0" \
     /api/v1/denylist /api/v1/audit /api/v1/config /api/v1/hosts "/api/v1/hosts/h3/profile?peer=h5" \
     "/api/v1/health/links?state=ok&plane=1" "/api/v1/health/switches?plane=0" /api/v1/health/hosts \
     "/api/v1/health/path?from=h0&to=h5" "/api/v1/health/history?element=h3:1" \
-    "/api/v1/denylist/version?after=0&wait=0"; do
+    "/api/v1/denylist/version?after=0&wait=0" /api/v1/agents; do
     for role in reader agent prober operator admin; do
         s=$(req $role GET "$path")
         [ "$s" = 200 ] || fail "$role GET $path: $s"
@@ -176,6 +178,37 @@ check '[ "$s" = 200 ]' "with no change the wait runs out with the same version"
 s=$(curl -s -o "$tmp/out" -w '%{http_code}' "$base/api/v1/denylist/version?after=0")
 check '[ "$s" = 401 ]' "the push channel needs a token"
 
+# agents: h0's agent registers as its own host (and no other), reports with the richer fields,
+# and the registry shows it with its report's summary and /metrics counts it fresh
+reg='{"host": "h0", "version": "0.1.0", "mode": "srv6", "ports": [{"port": 0, "up": true}, {"port": 1, "up": false}], "oob": "[fd00::10]:7471"}'
+s=$(req agent POST /api/v1/agents "$reg")
+check '[ "$s" = 200 ] && [ "$(json "d[\"host\"], d[\"mode\"], d[\"ports\"][1][\"up\"], d[\"oob\"], d[\"reports\"], d[\"stale\"]")" = "h0 srv6 False [fd00::10]:7471 0 False" ]' "an agent registers: 200 with the stored record"
+registered=$(json 'd["registered"]')
+s=$(req agent POST /api/v1/agents "${reg/\"h0\"/\"h3\"}"); check '[ "$s" = 403 ] && problem 403' "an agent registers as another host: 403"
+s=$(req reader POST /api/v1/agents "$reg"); check '[ "$s" = 403 ] && problem 403' "a reader registers: 403"
+s=$(req operator POST /api/v1/agents "$reg"); check '[ "$s" = 403 ] && problem 403' "an operator registers: 403"
+s=$(req admin POST /api/v1/agents "${reg/\"h0\"/\"h99\"}"); check '[ "$s" = 422 ] && problem 422' "a host not in the fabric: 422"
+s=$(req agent POST /api/v1/agents '{"host": "h0", "version": "0.1.0", "mode": "rdma", "ports": []}'); check '[ "$s" = 400 ] && problem 400' "a bad mode: 400"
+s=$(req agent POST /api/v1/agents "${reg%\}}, \"colour\": \"red\"}"); check '[ "$s" = 400 ] && problem 400' "an unknown member: 400"
+s=$(req agent POST /api/v1/reports '{"host": "h3", "evs": []}'); check '[ "$s" = 403 ] && problem 403' "an agent reports as another host: 403"
+s=$(req agent POST /api/v1/reports '{"host": "h0", "evs": [], "peers": [{"peer": "h5", "qps": -1}]}'); check '[ "$s" = 400 ] && problem 400' "a report with a negative counter: 400"
+report='{"host": "h0", "interval_s": 10, "time": "2026-11-30T02:00:00Z",
+ "evs": [{"peer": "h5", "ev": 0, "sent": 1000, "lost": 3, "state": "good", "retx": 3, "acked": 997, "timeouts": 1, "ecn": 2, "trims": 2,
+          "transitions": 2, "probes_sent": 1, "probes_ok": 1, "rtt_ns": 9000, "probe_rtt_ns": 8000, "nacks": {"trimmed": 2}, "path": "fcbb:bb00:2001:4000:2002:6001::"}],
+ "peers": [{"peer": "h5", "qps": 2, "data_pkts_sent": 1000, "data_bytes_sent": 4096000, "retx_pkts": 3, "sacks_rcvd": 400, "nacks_rcvd": {"trimmed": 2},
+            "timeouts": 1, "ecn_echoes": 2, "ev_states": {"good": 250, "skip": 2, "assumed_bad": 4}},
+           {"peer": "h7", "qps": 1, "data_pkts_sent": 10, "data_bytes_sent": 40960, "ev_states": {"good": 256}}],
+ "transitions": [{"time": 1800000000000000000, "peer": "h5", "ev": 0, "from": "good", "to": "skip", "reason": "ecn"}],
+ "truncated": {"peers": 0, "evs": 7, "transitions": 0}}'
+s=$(req agent POST /api/v1/reports "$report"); check '[ "$s" = 202 ]' "the agent reports with every new field: 202"
+s=$(req reader GET /api/v1/agents)
+check '[ "$s" = 200 ] && [ "$(json "d[\"total\"], d[\"fresh\"], [(a[\"host\"], a[\"version\"], a[\"reports\"], a[\"stale\"]) for a in d[\"items\"]]")" = "1 1 [('"'"'h0'"'"', '"'"'0.1.0'"'"', 1, False)]" ]' "GET /api/v1/agents lists it, one report, fresh"
+s=$(req reader GET /api/v1/agents/h0)
+check '[ "$s" = 200 ] && [ "$(json "d[\"report\"][\"time\"], d[\"report\"][\"peers\"], d[\"report\"][\"totals\"][\"qps\"], d[\"report\"][\"totals\"][\"data_bytes_sent\"], d[\"report\"][\"totals\"][\"ev_states\"][\"good\"], d[\"report\"][\"truncated\"][\"evs\"]")" = "2026-11-30T02:00:00.000Z 2 3 4136960 506 7" ]' "GET /api/v1/agents/h0: its latest report's peer totals and time"
+s=$(req reader GET /api/v1/agents/h3); check '[ "$s" = 404 ] && problem 404' "an agent that never registered: 404"
+curl -s "$base/metrics" >"$tmp/metrics"
+check 'grep -q "^mrcfab_agents{state=\"fresh\"} 1$" "$tmp/metrics" && grep -q "^mrcfab_agents{state=\"stale\"} 0$" "$tmp/metrics"' "/metrics counts the agent fresh"
+
 # schemas/openapi.yaml matches the code: every operation it describes is served (a reader's
 # GET answers 200; an operator's POST and DELETE on the denylist take effect)
 req admin POST /api/v1/denylist '{"element": "p0-t0-3", "reason": "openapi"}' >/dev/null
@@ -192,10 +225,12 @@ while read -r method path; do
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;
     "get /api/v1/health/path") s=$(req reader GET "$url?from=h0&to=h5") want=200 ;;
     "get /api/v1/health/history") s=$(req reader GET "$url?element=p0-t0-0~p0-t1-1") want=200 ;;
+    "get /api/v1/agents/{host}") s=$(req reader GET /api/v1/agents/h0) want=200 ;;
     "get "*) s=$(req reader GET "$url") want=200 ;;
     "post /api/v1/denylist") s=$(req operator POST "$url" '{"element": "p0-t0-2", "reason": "openapi"}') want=201 ;;
     "delete /api/v1/denylist/{id}") s=$(req operator DELETE "$url") want=204 ;;
     "post /api/v1/reports") s=$(req agent POST "$url" '{"host": "h0", "evs": [{"peer": "h5", "ev": 0, "sent": 10, "lost": 0}]}') want=202 ;;
+    "post /api/v1/agents") s=$(req agent POST "$url" "$reg") want=200 ;;
     "post /api/v1/probes") s=$(req prober POST "$url" '{"results": [{"element": "p0-t0-0~p0-t1-1", "scope": "up", "sent": 10, "lost": 0}]}') want=202 ;;
     *) s=none want=described ;;
     esac
@@ -247,7 +282,22 @@ s=$(req reader GET /api/v1/health/history); check '[ "$s" = 400 ] && problem 400
 # the blast radius: a dry run stores nothing; an entry that would cut a host pair below the
 # floor is refused (409, with its blast radius) unless an operator forces it
 stop
-start --floor 50
+start --floor 50 --agent_interval 1
+# the registration survived the restart (its reports are counted anew); silent for 3 report
+# intervals of 1 s, the agent goes stale
+s=$(req reader GET /api/v1/agents/h0)
+check '[ "$s" = 200 ] && [ "$(json "d[\"reports\"], d[\"oob\"], \"report\" in d")" = "0 [fd00::10]:7471 False" ]' "a registration survives a restart"
+for _ in $(seq 50); do
+    req reader GET /api/v1/agents >/dev/null
+    [ "$(json 'd["stale"]')" = 1 ] && break
+    sleep 0.1
+done
+check '[ "$(json "d[\"items\"][0][\"stale\"], d[\"fresh\"]")" = "True 0" ]' "an agent silent for 3 intervals is stale"
+curl -s "$base/metrics" >"$tmp/metrics"
+check 'grep -q "^mrcfab_agents{state=\"stale\"} 1$" "$tmp/metrics" && promtool check metrics <"$tmp/metrics"' "/metrics counts it stale"
+s=$(req agent POST /api/v1/reports '{"host": "h0", "evs": []}')
+req reader GET /api/v1/agents/h0 >/dev/null
+check '[ "$s" = 202 ] && [ "$(json "d[\"stale\"], d[\"reports\"]")" = "False 1" ]' "a report makes it fresh again"
 req admin GET /api/v1/denylist >/dev/null
 for id in $(json '" ".join(str(e["id"]) for e in d["entries"])'); do
     req admin DELETE "/api/v1/denylist/$id" >/dev/null

@@ -67,7 +67,7 @@ tok-admin-0000000000001 admin root
 TOKENS
 # an agent per host of the lab fabric (h0-h7): a T0-T1 link is blamed on two reporters
 for h in 0 1 2 3 4 5 6 7; do
-    printf 'tok-agent-h%s-0000000001 agent agent-h%s\n' "$h" "$h" >>"$tmp/tokens"
+    printf 'tok-agent-h%s-0000000001 agent h%s\n' "$h" "$h" >>"$tmp/tokens"
 done
 # a token file may be a line of the tokens file, after comments
 printf '# bob, the operator\n\n  tok-operator-0000000001 operator bob\n' >"$tmp/op.token"
