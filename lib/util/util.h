@@ -95,19 +95,64 @@ int util_opt_parse(const util_opt *opts, int argc, char **argv, char *err, size_
 void util_opt_usage(const util_opt *opts, FILE *f);
 json_object *util_opt_json(const util_opt *opts);
 
-/* One blocking HTTP/1.1 request to an http:// or https:// |url| (host[:port] and a path with
- * its query; an IPv6 host in brackets), on its own libevent base, the connection closed after
- * it. Over https the server's certificate must chain to a CA certificate of the PEM file
- * |cafile| (NULL: the system's CAs) and name the URL's host (a DNS name, or the IP address it
- * is); TLS 1.2 or later. |bearer| (may be NULL) goes in an Authorization header; |body| (may be
- * NULL) is sent as application/json. Gives up after 10 s. Returns 0 with the HTTP status in
- * |*pstatus| and the answer's body, NUL-terminated, in |*pbody| (the caller frees it) and its
- * length in |*plen| (may be NULL); or one of -EINVAL (a bad URL or method, a CA file that
- * cannot be read or holds no certificate), -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a host
- * that does not resolve or cannot be reached), -ECONNRESET, -EPROTO (not HTTP; a certificate
- * not trusted, a failed TLS handshake), -EMSGSIZE, -ENOMEM, -EIO, with a sentence in |err|.
- * Writing to a peer that has gone may raise SIGPIPE: a caller that does not want to die of it
- * ignores it. */
+struct event_base;
+struct evdns_base;
+
+/* One HTTP/1.1 request in flight (util_http_start). */
+typedef struct util_http util_http;
+
+/* How a request ended, as its callback sees it. */
+typedef struct util_http_result {
+    /* 0: answered, with |status| and |body|; else one of the codes of util_http_request */
+    int rv;
+    int status;
+    /* the answer's body, NUL-terminated (NULL when rv != 0), and its length; freed after the
+     * callback returns, unless the callback takes it by setting |body| to NULL (then it frees
+     * it) */
+    char *body;
+    size_t len;
+    const char *err; /* why, when rv != 0 (else ""); valid during the callback only */
+} util_http_result;
+
+typedef void (*util_http_cb)(void *user, util_http_result *res);
+
+typedef struct util_http_opts {
+    const char *method; /* NULL: GET */
+    const char *bearer; /* may be NULL: sent in an Authorization header */
+    const char *body;   /* may be NULL: |bodylen| bytes sent as application/json */
+    size_t bodylen;
+    const char *cafile;     /* over https: the PEM file of trusted CAs (NULL: the system's) */
+    unsigned timeout_ms;    /* the whole request may take this long; 0: 10 s */
+    struct evdns_base *dns; /* NULL: a host name is resolved with a blocking getaddrinfo */
+} util_http_opts;
+
+/* Starts one HTTP/1.1 request to an http:// or https:// |url| (host[:port] and a path with its
+ * query; an IPv6 host in brackets) on |base|, the connection closed after it; |opts| may be
+ * NULL (a GET). Over https the server's certificate must chain to a CA certificate of
+ * opts->cafile and name the URL's host (a DNS name, or the IP address it is); TLS 1.2 or
+ * later. |opts| and what it points to are borrowed for this call only. The request never
+ * blocks |base|'s loop beyond a host name's resolution when opts->dns is NULL (an IP address
+ * needs none).
+ * Returns 0 with the request in |*preq|: |cb| is then called exactly once, from |base|'s loop
+ * and never from within this call, with |user| and the result; the request is gone when |cb|
+ * runs (do not cancel it there). Or returns -EINVAL (a bad URL, method, token or CA file),
+ * -ENOMEM or -EIO with a sentence in |err|, and |cb| is never called. */
+int util_http_start(struct event_base *base, const char *url, const util_http_opts *opts,
+                    util_http_cb cb, void *user, util_http **preq, char *err, size_t errlen);
+/* Ends a request whose callback has not run yet, closing its connection; its callback will
+ * never run. NULL is a no-op. */
+void util_http_cancel(util_http *req);
+
+/* One blocking request, util_http_start on a base of its own: |bearer| (may be NULL) goes in
+ * an Authorization header; |body| (may be NULL, NUL-terminated) is sent as application/json;
+ * |cafile| as above. Gives up after 10 s. Returns 0 with the HTTP status in |*pstatus| and the
+ * answer's body, NUL-terminated, in |*pbody| (the caller frees it) and its length in |*plen|
+ * (may be NULL); or one of -EINVAL (a bad URL or method, a CA file that cannot be read or
+ * holds no certificate), -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a host that does not
+ * resolve or cannot be reached), -ECONNRESET, -EPROTO (not HTTP; a certificate not trusted, a
+ * failed TLS handshake), -EMSGSIZE, -ENOMEM, -EIO, with a sentence in |err|. Writing to a peer
+ * that has gone may raise SIGPIPE (here and in util_http_start): a caller that does not want
+ * to die of it ignores it. */
 int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
                       const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
                       size_t errlen);

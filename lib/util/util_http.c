@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* A small blocking HTTP/1.1 client on libevent's evhttp, over TLS (OpenSSL) for https://: one
- * request per call, on its own event base, for tools that talk to the controller. */
+/* A small HTTP/1.1 client on libevent's evhttp, over TLS (OpenSSL) for https://: one request per
+ * connection, run on a caller's event base (util_http_start) or, for tools, blocking on a base of
+ * its own (util_http_request, a thin wrapper over the first). */
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,8 +25,10 @@
 
 #include "util.h"
 
-#define TIMEOUT_S 10
+#define TIMEOUT_MS 10000u
 #define MAX_BODY (64u << 20)
+/* how long the second connection attempt that asks why the first failed may take */
+#define PROBE_MS 1000
 
 /* The parts of an http:// or https:// URL: host (no brackets), port, and the path with its
  * query (the query alone, with no path, is that of "/"). */
@@ -38,8 +39,19 @@ typedef struct http_url {
     const char *path, *query;
 } http_url;
 
-typedef struct http_call {
+struct util_http {
     struct event_base *base;
+    util_http_cb cb;
+    void *user;
+    char *url; /* for the sentences */
+    http_url u;
+    unsigned timeout_ms;
+    uint64_t start_ms;              /* CLOCK_MONOTONIC */
+    struct evhttp_connection *conn; /* until the end is known */
+    struct event *deadline;         /* the whole request's */
+    struct event *finish;           /* ends the request outside evhttp's own callbacks */
+    struct event *probe;            /* the probe's connection attempt, on |probe_fd| */
+    int probe_fd;
     bool done;     /* the request's callback ran */
     bool answered; /* with an answer */
     bool errored;  /* the error callback ran, with |error| */
@@ -49,7 +61,7 @@ typedef struct http_call {
     int status;
     char *body;
     size_t len;
-} http_call;
+};
 
 static int parse_url(const char *url, http_url *u, char *err, size_t errlen)
 {
@@ -142,18 +154,19 @@ static int method_type(const char *method, enum evhttp_cmd_type *ptype)
 
 static void on_error(enum evhttp_request_error error, void *arg)
 {
-    http_call *h = arg;
+    util_http *h = arg;
     h->errored = true;
     h->error = error;
 }
 
 /* Called with NULL after an error, and with a request whose code is 0 when the connection
- * could not be made (evhttp says no more). */
+ * could not be made (evhttp says no more). The end is left to on_finish: evhttp goes on using
+ * the connection after this returns, so it may not be freed here. */
 static void on_done(struct evhttp_request *req, void *arg)
 {
-    http_call *h = arg;
+    util_http *h = arg;
     h->done = true;
-    event_base_loopbreak(h->base);
+    event_active(h->finish, 0, 0);
     if (!req || evhttp_request_get_response_code(req) == 0) {
         return;
     }
@@ -168,45 +181,11 @@ static void on_done(struct evhttp_request *req, void *arg)
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
-    http_call *h = arg;
+    util_http *h = arg;
     (void)fd;
     (void)what;
     h->timedout = true;
-    event_base_loopbreak(h->base);
-}
-
-/* Why a connection to |u| cannot be made: evhttp does not tell, so one more attempt, of at
- * most a second, asks the socket. 0 if it connects now. */
-static int connect_errno(const http_url *u)
-{
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai;
-    char port[8];
-    int e = EHOSTUNREACH;
-    snprintf(port, sizeof(port), "%u", u->port);
-    if (getaddrinfo(u->host, port, &hints, &ai) != 0) {
-        return e;
-    }
-    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    if (fd < 0) {
-        e = errno;
-        goto out;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-        e = 0;
-    } else if (errno != EINPROGRESS) {
-        e = errno;
-    } else {
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        socklen_t len = sizeof(e);
-        if (poll(&p, 1, 1000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) {
-            e = ETIMEDOUT;
-        }
-    }
-    close(fd);
-out:
-    freeaddrinfo(ai);
-    return e;
+    event_active(h->finish, 0, 0);
 }
 
 /* The reason of OpenSSL error |e| (0: none), else |none|; empties the thread's queue. */
@@ -287,15 +266,14 @@ out:
 }
 
 /* Why a TLS connection failed, if it did: a sentence in |err| and -EPROTO; else 0. */
-static int tls_failure(const http_call *h, struct evhttp_connection *conn, const http_url *u,
-                       const char *url, char *err, size_t errlen)
+static int tls_failure(const util_http *h, char *err, size_t errlen)
 {
     if (!h->ssl) {
         return 0;
     }
     long verify = SSL_get_verify_result(h->ssl);
     if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-        snprintf(err, errlen, "%s: the server's certificate is not for %s (%s)", url, u->host,
+        snprintf(err, errlen, "%s: the server's certificate is not for %s (%s)", h->url, h->u.host,
                  X509_verify_cert_error_string(verify));
         return -EPROTO;
     }
@@ -303,187 +281,417 @@ static int tls_failure(const http_call *h, struct evhttp_connection *conn, const
         snprintf(err, errlen,
                  "%s: the server's certificate is not trusted: %s (is its CA, or the "
                  "certificate itself, in the CA file?)",
-                 url, X509_verify_cert_error_string(verify));
+                 h->url, X509_verify_cert_error_string(verify));
         return -EPROTO;
     }
-    unsigned long e = bufferevent_get_openssl_error(evhttp_connection_get_bufferevent(conn));
+    unsigned long e = bufferevent_get_openssl_error(evhttp_connection_get_bufferevent(h->conn));
     const char *why = ssl_reason(e ? e : ERR_peek_last_error(), NULL);
     if (why) {
-        snprintf(err, errlen, "%s: the TLS handshake failed: %s (is the server https?)", url, why);
+        snprintf(err, errlen, "%s: the TLS handshake failed: %s (is the server https?)", h->url,
+                 why);
         return -EPROTO;
     }
     return 0;
 }
 
-/* The sentence for a request that got no answer; returns the negative errno. */
-static int failure(const http_call *h, struct evhttp_connection *conn, const http_url *u,
-                   const char *url, char *err, size_t errlen)
+static uint64_t mono_ms(void)
 {
-    int dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(conn)), rv;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* |ms| as a short duration for a sentence. */
+static void duration(char *dest, size_t destlen, unsigned ms)
+{
+    if (ms % 1000 == 0) {
+        snprintf(dest, destlen, "%u s", ms / 1000);
+    } else {
+        snprintf(dest, destlen, "%u ms", ms);
+    }
+}
+
+/* The sentence for a request that got no answer; returns the negative errno, or 1 when the
+ * connection was never made and only a second attempt can tell why (evhttp does not). */
+static int failure(const util_http *h, char *err, size_t errlen)
+{
+    int dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(h->conn)), rv;
     if (h->timedout || (h->errored && h->error == EVREQ_HTTP_TIMEOUT)) {
-        snprintf(err, errlen, "%s: no answer within %d s (timed out)", url, TIMEOUT_S);
+        char d[32];
+        duration(d, sizeof(d), h->timeout_ms);
+        snprintf(err, errlen, "%s: no answer within %s (timed out)", h->url, d);
         return -ETIMEDOUT;
     }
     if (dnserr) {
-        snprintf(err, errlen, "%s: cannot resolve '%s': %s", url, u->host,
+        snprintf(err, errlen, "%s: cannot resolve '%s': %s", h->url, h->u.host,
                  evutil_gai_strerror(dnserr));
         return -EHOSTUNREACH;
     }
-    if ((rv = tls_failure(h, conn, u, url, err, errlen)) != 0) {
+    if ((rv = tls_failure(h, err, errlen)) != 0) {
         return rv;
     }
     if (h->errored && h->error == EVREQ_HTTP_DATA_TOO_LONG) {
-        snprintf(err, errlen, "%s: the answer is over %u MiB", url, MAX_BODY >> 20);
+        snprintf(err, errlen, "%s: the answer is over %u MiB", h->url, MAX_BODY >> 20);
         return -EMSGSIZE;
     }
     if (h->errored && h->error == EVREQ_HTTP_INVALID_HEADER) {
-        snprintf(err, errlen, "%s: the answer is not HTTP", url);
+        snprintf(err, errlen, "%s: the answer is not HTTP", h->url);
         return -EPROTO;
     }
     if (h->done && !h->errored) {
-        /* the connection was never made */
-        int e = connect_errno(u);
-        if (e == ETIMEDOUT) {
-            snprintf(err, errlen, "%s: cannot connect to port %u of %s (timed out)", url, u->port,
-                     u->host);
-            return -ETIMEDOUT;
-        }
-        if (e != 0) {
-            snprintf(err, errlen, "%s: cannot connect to port %u of %s (%s)", url, u->port, u->host,
-                     strerror(e));
-            return -e;
-        }
-        snprintf(err, errlen, "%s: cannot connect to port %u of %s", url, u->port, u->host);
-        return -ECONNREFUSED;
+        return 1;
     }
-    /* a TLS server drops a plain request */
-    snprintf(err, errlen, "%s: the connection closed without an answer%s", url,
-             u->tls ? "" : " (if the server speaks https, use an https:// URL)");
+    /* a TLS server drops a plain request at once; a long wait ended by a server that went
+     * away is no such case */
+    bool early = mono_ms() - h->start_ms < 2000;
+    snprintf(err, errlen, "%s: the connection closed without an answer%s", h->url,
+             !h->u.tls && early ? " (if the server speaks https, use an https:// URL)" : "");
     return -ECONNRESET;
+}
+
+/* The sentence for a connection that could not be made, from what the probe found (|e|, an
+ * errno; 0: it connects now). */
+static int connect_failure(const util_http *h, int e, char *err, size_t errlen)
+{
+    if (e == ETIMEDOUT) {
+        snprintf(err, errlen, "%s: cannot connect to port %u of %s (timed out)", h->url, h->u.port,
+                 h->u.host);
+        return -ETIMEDOUT;
+    }
+    if (e != 0) {
+        snprintf(err, errlen, "%s: cannot connect to port %u of %s (%s)", h->url, h->u.port,
+                 h->u.host, strerror(e));
+        return -e;
+    }
+    snprintf(err, errlen, "%s: cannot connect to port %u of %s", h->url, h->u.port, h->u.host);
+    return -ECONNREFUSED;
+}
+
+/* Frees what the request holds, but not |h| itself. No callback runs after this. */
+static void release(util_http *h)
+{
+    if (h->conn) {
+        /* frees the request queued on it without calling it back */
+        evhttp_connection_free(h->conn);
+        h->conn = NULL;
+        h->ssl = NULL;
+    }
+    if (h->probe) {
+        event_free(h->probe);
+        h->probe = NULL;
+    }
+    if (h->probe_fd >= 0) {
+        close(h->probe_fd);
+        h->probe_fd = -1;
+    }
+    if (h->deadline) {
+        event_free(h->deadline);
+        h->deadline = NULL;
+    }
+    if (h->finish) {
+        event_free(h->finish);
+        h->finish = NULL;
+    }
+    free(h->body);
+    h->body = NULL;
+    free(h->url);
+    h->url = NULL;
+}
+
+/* Ends the request: everything is freed before the callback runs, so that it may start, or
+ * cancel, other requests (and free the base's owner) as it likes. */
+static void complete(util_http *h, int rv, const char *err)
+{
+    util_http_result res = {.rv = rv, .err = err};
+    util_http_cb cb = h->cb;
+    void *user = h->user;
+    if (rv == 0) {
+        res.status = h->status;
+        res.body = h->body;
+        res.len = h->len;
+        h->body = NULL;
+    }
+    release(h);
+    free(h);
+    cb(user, &res);
+    free(res.body);
+}
+
+static void on_probe(evutil_socket_t fd, short what, void *arg)
+{
+    util_http *h = arg;
+    char err[512];
+    int e = ETIMEDOUT;
+    socklen_t len = sizeof(e);
+    if ((what & EV_WRITE) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) {
+        e = errno;
+    }
+    complete(h, connect_failure(h, e, err, sizeof(err)), err);
+}
+
+/* Asks the socket why the connection could not be made, with one more attempt at the address
+ * evhttp tried, of at most PROBE_MS; ends the request when the answer is known. */
+static void probe_start(util_http *h)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    const struct sockaddr *sa = evhttp_connection_get_addr(h->conn);
+    char err[512];
+    int e = 0;
+    if (sa && sa->sa_family == AF_INET) {
+        sslen = sizeof(struct sockaddr_in);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        sslen = sizeof(struct sockaddr_in6);
+    }
+    if (sslen) {
+        memcpy(&ss, sa, sslen);
+    }
+    evhttp_connection_free(h->conn);
+    h->conn = NULL;
+    h->ssl = NULL;
+    event_del(h->deadline);
+    if (sslen == 0) {
+        goto out;
+    }
+    h->probe_fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    if (h->probe_fd < 0) {
+        e = errno;
+        goto out;
+    }
+    if (evutil_make_socket_nonblocking(h->probe_fd) != 0 ||
+        evutil_make_socket_closeonexec(h->probe_fd) != 0) {
+        e = errno;
+        goto out;
+    }
+    if (connect(h->probe_fd, (struct sockaddr *)&ss, sslen) == 0) {
+        goto out;
+    }
+    if (errno != EINPROGRESS) {
+        e = errno;
+        goto out;
+    }
+    struct timeval tv = {PROBE_MS / 1000, (PROBE_MS % 1000) * 1000};
+    h->probe = event_new(h->base, h->probe_fd, EV_WRITE, on_probe, h);
+    if (h->probe && event_add(h->probe, &tv) == 0) {
+        return;
+    }
+    e = ENOMEM;
+out:
+    complete(h, connect_failure(h, e, err, sizeof(err)), err);
+}
+
+static void on_finish(evutil_socket_t fd, short what, void *arg)
+{
+    util_http *h = arg;
+    char err[512];
+    (void)fd;
+    (void)what;
+    if (h->answered) {
+        complete(h, 0, "");
+        return;
+    }
+    int rv = failure(h, err, sizeof(err));
+    if (rv == 1) {
+        probe_start(h);
+        return;
+    }
+    complete(h, rv, err);
+}
+
+int util_http_start(struct event_base *base, const char *url, const util_http_opts *opts,
+                    util_http_cb cb, void *user, util_http **preq, char *err, size_t errlen)
+{
+    static const util_http_opts none = {0};
+    enum evhttp_cmd_type type;
+    char hostport[272];
+    int rv;
+    *preq = NULL;
+    if (!opts) {
+        opts = &none;
+    }
+    const char *method = opts->method ? opts->method : "GET";
+    if (!base || !url || !cb) {
+        snprintf(err, errlen, "a request needs an event base, a URL and a callback");
+        return -EINVAL;
+    }
+    util_http *h = util_xcalloc(1, sizeof(*h));
+    h->base = base;
+    h->cb = cb;
+    h->user = user;
+    h->probe_fd = -1;
+    h->timeout_ms = opts->timeout_ms ? opts->timeout_ms : TIMEOUT_MS;
+    h->url = util_xstrdup(url);
+    h->start_ms = mono_ms();
+    if ((rv = parse_url(h->url, &h->u, err, errlen)) != 0) {
+        goto fail;
+    }
+    rv = -EINVAL;
+    if (method_type(method, &type) != 0) {
+        snprintf(err, errlen, "'%s' is not an HTTP method this client knows", method);
+        goto fail;
+    }
+    if (opts->bearer && strpbrk(opts->bearer, "\r\n")) {
+        snprintf(err, errlen, "the token holds a line break");
+        goto fail;
+    }
+    if (opts->body && opts->bodylen > MAX_BODY) {
+        snprintf(err, errlen, "%s: the request's body is over %u MiB", url, MAX_BODY >> 20);
+        goto fail;
+    }
+    if (h->u.tls) {
+        struct bufferevent *bev =
+            tls_connection(base, &h->u, opts->cafile, &h->ssl, &rv, err, errlen);
+        if (!bev) {
+            goto fail;
+        }
+        h->conn = evhttp_connection_base_bufferevent_new(base, opts->dns, bev, h->u.host,
+                                                         (ev_uint16_t)h->u.port);
+        if (!h->conn) {
+            bufferevent_free(bev);
+            h->ssl = NULL;
+        }
+    } else {
+        h->conn = evhttp_connection_base_new(base, opts->dns, h->u.host, (ev_uint16_t)h->u.port);
+    }
+    rv = -ENOMEM;
+    h->deadline = evtimer_new(base, on_deadline, h);
+    h->finish = event_new(base, -1, 0, on_finish, h);
+    struct evhttp_request *req = evhttp_request_new(on_done, h);
+    if (!h->conn || !h->deadline || !h->finish || !req) {
+        if (req) {
+            evhttp_request_free(req);
+        }
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    struct timeval tv = {(time_t)(h->timeout_ms / 1000),
+                         (suseconds_t)(h->timeout_ms % 1000) * 1000};
+    evhttp_connection_set_timeout_tv(h->conn, &tv);
+    evhttp_connection_set_retries(h->conn, 0);
+    evhttp_connection_set_max_body_size(h->conn, MAX_BODY);
+    evhttp_request_set_error_cb(req, on_error);
+    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+    if (strchr(h->u.host, ':')) {
+        snprintf(hostport, sizeof(hostport), "[%s]:%u", h->u.host, h->u.port);
+    } else {
+        snprintf(hostport, sizeof(hostport), "%s:%u", h->u.host, h->u.port);
+    }
+    evhttp_add_header(hdr, "Host", hostport);
+    evhttp_add_header(hdr, "Connection", "close");
+    evhttp_add_header(hdr, "Accept", "application/json, application/problem+json");
+    evhttp_add_header(hdr, "User-Agent", "mrcfab-util-http");
+    if (opts->bearer && opts->bearer[0]) {
+        size_t n = strlen(opts->bearer) + sizeof("Bearer ");
+        char *auth = util_xmalloc(n);
+        snprintf(auth, n, "Bearer %s", opts->bearer);
+        evhttp_add_header(hdr, "Authorization", auth);
+        free(auth);
+    }
+    if (opts->body) {
+        char clen[32];
+        snprintf(clen, sizeof(clen), "%zu", opts->bodylen);
+        evhttp_add_header(hdr, "Content-Type", "application/json");
+        evhttp_add_header(hdr, "Content-Length", clen);
+        evbuffer_add(evhttp_request_get_output_buffer(req), opts->body, opts->bodylen);
+    }
+    /* evhttp owns |req| from here, and frees it when it is done or the connection goes; it may
+     * be done already (a host that does not resolve fails at once): on_finish tells, later */
+    size_t tlen = strlen(h->u.path) + strlen(h->u.query) + 1;
+    char *target = util_xmalloc(tlen);
+    snprintf(target, tlen, "%s%s", h->u.path, h->u.query);
+    rv = evhttp_make_request(h->conn, req, type, target);
+    free(target);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s: the request could not be made", url);
+        rv = -EIO;
+        goto fail;
+    }
+    evtimer_add(h->deadline, &tv);
+    *preq = h;
+    return 0;
+fail:
+    release(h);
+    free(h);
+    return rv;
+}
+
+void util_http_cancel(util_http *req)
+{
+    if (!req) {
+        return;
+    }
+    release(req);
+    free(req);
+}
+
+/* What util_http_request waits for. */
+typedef struct http_wait {
+    bool done;
+    int rv, status;
+    char *body;
+    size_t len;
+    char *err;
+    size_t errlen;
+} http_wait;
+
+static void on_blocking_done(void *user, util_http_result *res)
+{
+    http_wait *w = user;
+    w->done = true;
+    w->rv = res->rv;
+    w->status = res->status;
+    w->body = res->body;
+    w->len = res->len;
+    res->body = NULL;
+    if (res->rv != 0) {
+        snprintf(w->err, w->errlen, "%s", res->err);
+    }
 }
 
 int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
                       const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
                       size_t errlen)
 {
-    http_url u;
-    enum evhttp_cmd_type type;
-    http_call h = {0};
-    struct evhttp_connection *conn = NULL;
-    struct event *deadline = NULL;
-    char hostport[272];
-    int rv = parse_url(url, &u, err, errlen);
+    util_http_opts o = {.method = method, .bearer = bearer, .body = body, .cafile = cafile};
+    http_wait w = {.err = err, .errlen = errlen};
+    util_http *req = NULL;
+    int rv;
     *pstatus = 0;
     *pbody = NULL;
     if (plen) {
         *plen = 0;
     }
-    if (rv != 0) {
-        return rv;
-    }
-    if (method_type(method, &type) != 0) {
-        snprintf(err, errlen, "'%s' is not an HTTP method this client knows", method);
+    if (!method) {
+        snprintf(err, errlen, "no HTTP method");
         return -EINVAL;
     }
-    if (bearer && strpbrk(bearer, "\r\n")) {
-        snprintf(err, errlen, "the token holds a line break");
-        return -EINVAL;
-    }
-    h.base = event_base_new();
-    if (!h.base) {
+    o.bodylen = body ? strlen(body) : 0;
+    struct event_base *base = event_base_new();
+    if (!base) {
         snprintf(err, errlen, "cannot make an event base");
         return -ENOMEM;
     }
-    rv = -ENOMEM;
-    if (u.tls) {
-        struct bufferevent *bev = tls_connection(h.base, &u, cafile, &h.ssl, &rv, err, errlen);
-        if (!bev) {
+    if ((rv = util_http_start(base, url, &o, on_blocking_done, &w, &req, err, errlen)) != 0) {
+        goto out;
+    }
+    while (!w.done) {
+        if (event_base_loop(base, EVLOOP_ONCE) != 0) {
+            /* nothing left to wait for, yet no end: cannot happen while |req| lives */
+            util_http_cancel(req);
+            snprintf(err, errlen, "%s: the request was lost", url);
+            rv = -EIO;
             goto out;
         }
-        conn =
-            evhttp_connection_base_bufferevent_new(h.base, NULL, bev, u.host, (ev_uint16_t)u.port);
-        if (!conn) {
-            bufferevent_free(bev);
-        }
-        rv = -ENOMEM;
-    } else {
-        conn = evhttp_connection_base_new(h.base, NULL, u.host, (ev_uint16_t)u.port);
     }
-    deadline = evtimer_new(h.base, on_deadline, &h);
-    struct evhttp_request *req = evhttp_request_new(on_done, &h);
-    if (!conn || !deadline || !req) {
-        if (req) {
-            evhttp_request_free(req);
-        }
-        snprintf(err, errlen, "out of memory");
+    if ((rv = w.rv) != 0) {
         goto out;
     }
-    evhttp_connection_set_timeout(conn, TIMEOUT_S);
-    evhttp_connection_set_retries(conn, 0);
-    evhttp_connection_set_max_body_size(conn, MAX_BODY);
-    evhttp_request_set_error_cb(req, on_error);
-    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
-    if (strchr(u.host, ':')) {
-        snprintf(hostport, sizeof(hostport), "[%s]:%u", u.host, u.port);
-    } else {
-        snprintf(hostport, sizeof(hostport), "%s:%u", u.host, u.port);
-    }
-    evhttp_add_header(hdr, "Host", hostport);
-    evhttp_add_header(hdr, "Connection", "close");
-    evhttp_add_header(hdr, "Accept", "application/json, application/problem+json");
-    evhttp_add_header(hdr, "User-Agent", "mrcfab-util-http");
-    if (bearer && bearer[0]) {
-        size_t n = strlen(bearer) + sizeof("Bearer ");
-        char *auth = util_xmalloc(n);
-        snprintf(auth, n, "Bearer %s", bearer);
-        evhttp_add_header(hdr, "Authorization", auth);
-        free(auth);
-    }
-    if (body) {
-        char clen[32];
-        snprintf(clen, sizeof(clen), "%zu", strlen(body));
-        evhttp_add_header(hdr, "Content-Type", "application/json");
-        evhttp_add_header(hdr, "Content-Length", clen);
-        evbuffer_add(evhttp_request_get_output_buffer(req), body, strlen(body));
-    }
-    /* evhttp owns |req| from here, and frees it when it is done or the connection goes */
-    size_t tlen = strlen(u.path) + strlen(u.query) + 1;
-    char *target = util_xmalloc(tlen);
-    snprintf(target, tlen, "%s%s", u.path, u.query);
-    rv = evhttp_make_request(conn, req, type, target);
-    free(target);
-    if (rv != 0) {
-        snprintf(err, errlen, "%s: the request could not be made", url);
-        rv = -EIO;
-        goto out;
-    }
-    struct timeval tv = {TIMEOUT_S, 0};
-    evtimer_add(deadline, &tv);
-    /* the request may be done already (a host that does not resolve fails at once), and a
-     * loopbreak before the loop runs is forgotten: loop only while it is not */
-    while (!h.done && !h.timedout) {
-        if (event_base_loop(h.base, EVLOOP_ONCE) != 0) {
-            break;
-        }
-    }
-    if (!h.answered || h.timedout) {
-        rv = failure(&h, conn, &u, url, err, errlen);
-        free(h.body);
-        goto out;
-    }
-    *pstatus = h.status;
-    *pbody = h.body;
+    *pstatus = w.status;
+    *pbody = w.body;
     if (plen) {
-        *plen = h.len;
+        *plen = w.len;
     }
-    rv = 0;
 out:
-    if (deadline) {
-        event_free(deadline);
-    }
-    if (conn) {
-        evhttp_connection_free(conn);
-    }
-    event_base_free(h.base);
+    event_base_free(base);
     return rv;
 }
