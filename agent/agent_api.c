@@ -50,7 +50,8 @@ static socklen_t unix_addr(const char *path, struct sockaddr_un *sa)
 
 static void reply(api_conn *c, json_object *o)
 {
-    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    const char *s =
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     evbuffer_add_printf(bufferevent_get_output(c->bev), "%s\n", s);
     json_object_put(o);
 }
@@ -113,6 +114,9 @@ static json_object *status(const agent_api *api)
     json_object_object_add(io, "tx_blocked", json_object_new_uint64(st.tx_blocked));
     json_object_object_add(io, "engine_garbage", json_object_new_uint64(cs.garbage));
     json_object_object_add(io, "engine_no_qp", json_object_new_uint64(cs.no_qp));
+    json_object_object_add(io, "psu_sent", json_object_new_uint64(cs.psu_sent));
+    json_object_object_add(io, "psu_rcvd", json_object_new_uint64(cs.psu_rcvd));
+    json_object_object_add(io, "ep_reqs_rcvd", json_object_new_uint64(cs.ep_reqs_rcvd));
     json_object *rxp = json_object_new_array(), *txp = json_object_new_array();
     for (unsigned p = 0; p < fab_topo_planes(agent_node_topo(api->node)); p++) {
         json_object_array_add(rxp, json_object_new_uint64(st.rx_port[p]));
@@ -128,6 +132,40 @@ static json_object *status(const agent_api *api)
     if (api->status) {
         api->status(api->user, o);
     }
+    return o;
+}
+
+/* Every EV of every QP: who it leads to, its path and its state. */
+static json_object *evs(const agent_api *api)
+{
+    static const char *const states[4] = {"good", "skip", "assumed_bad", "denied"};
+    const fab_topo *topo = agent_node_topo(api->node);
+    const fab_plan *plan = fab_topo_plan(topo);
+    const uint32_t *peers;
+    size_t n;
+    mrc_qp *const *qps = agent_node_qps(api->node, &peers, &n);
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        for (unsigned k = 0; k < mrc_qp_ev_count(qps[i]); k++) {
+            mrc_ev_stats st;
+            if (mrc_qp_get_ev_stats(qps[i], k, &st) != 0) {
+                continue;
+            }
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "qpn", json_object_new_uint64(mrc_qp_num(qps[i])));
+            json_object_object_add(o, "peer",
+                                   json_object_new_string(fab_host_name(topo, peers[i])));
+            json_object_object_add(o, "ev", json_object_new_uint64(st.ev));
+            json_object_object_add(o, "plane", json_object_new_uint64(fab_ev_plane(plan, st.ev)));
+            json_object_object_add(o, "t1", json_object_new_uint64(fab_ev_t1(plan, st.ev)));
+            json_object_object_add(o, "state", json_object_new_string(states[st.state & 3]));
+            json_object_object_add(o, "sent", json_object_new_uint64(st.pkts_sent));
+            json_object_object_add(o, "lost", json_object_new_uint64(st.lost + st.timeouts));
+            json_object_array_add(a, o);
+        }
+    }
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "evs", a);
     return o;
 }
 
@@ -181,6 +219,8 @@ static void handle(api_conn *c, json_object *req)
         reply(c, hello(c->api));
     } else if (strcmp(op, "status") == 0) {
         reply(c, status(c->api));
+    } else if (strcmp(op, "evs") == 0) {
+        reply(c, evs(c->api));
     } else if (strcmp(op, "create") == 0) {
         create(c, req);
     } else if (!c->perf) {

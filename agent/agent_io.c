@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The only glue between the plane ports and the engine. SRv6 mode: one raw protocol-41
- * socket per port, bound to the port's interface and to the uSID address its T0 leaves in the
- * outer header, so it receives exactly the packets decapsulated for that port and sends with
- * the path as the outer destination. ECMP mode: the inner packet is sent as is (IPPROTO_RAW)
- * and read whole off the port by a packet socket with a filter for MRC's UDP port. */
+/* The only glue between the plane ports and the engine. SRv6 mode: packets leave by a raw
+ * protocol-41 socket per port, bound to the port's interface (so its route is the port's
+ * own, not the best of every port's) and to the uSID address its T0 leaves in the outer
+ * header, with the path as the outer destination; they arrive on one raw protocol-41 socket
+ * for every port, which says each arrival's interface. One socket keeps the ports' packets
+ * in the order they arrived: a socket per port read in turn would reorder the planes by a
+ * whole batch, which the loss detector takes for loss. ECMP mode: the inner packet is sent as is
+ * (IPPROTO_RAW) and read whole off the port by a packet socket with a filter for MRC's UDP port. */
 #include "agent_io.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -28,7 +32,8 @@
 
 typedef struct io_port {
     struct agent_io *io;
-    unsigned index;
+    unsigned index; /* UINT_MAX: the shared socket, whose packets say their port */
+    unsigned ifindex;
     int fd;   /* sends (and receives, SRv6) */
     int rxfd; /* ECMP: the packet socket */
     struct event *rx_ev, *tx_ev;
@@ -40,7 +45,8 @@ struct agent_io {
     unsigned nports;
     uint32_t port_ok; /* bit p: port p is cabled and open */
     io_port ports[MRC_MAX_PORTS];
-    int sink; /* ECMP: the UDP port held so that the kernel answers no port-unreachable */
+    int sink;       /* ECMP: the UDP port held so that the kernel answers no port-unreachable */
+    io_port shared; /* SRv6: the one socket */
     struct event *timer, *kick;
     uint64_t armed;
     /* per peer host: its template, built on first use */
@@ -140,7 +146,7 @@ static void send_port(agent_io *io, io_port *pt, struct mmsghdr *msgs, unsigned 
 
 static void flush(agent_io *io)
 {
-    static const int one_cmsg = CMSG_SPACE(sizeof(int));
+    static const int srv6_cmsg = CMSG_SPACE(sizeof(int));
     mrc_tx_pkt pkts[IO_BATCH];
     struct mmsghdr msgs[MRC_MAX_PORTS][IO_BATCH];
     struct iovec iov[IO_BATCH];
@@ -188,8 +194,9 @@ static void flush(agent_io *io)
                                   .msg_iovlen = 1};
             if (io->cfg.mode == AGENT_IO_SRV6) {
                 /* the outer traffic class is what switches mark and trim by */
+                memset(ctl[i], 0, sizeof(ctl[i]));
                 mh->msg_control = ctl[i];
-                mh->msg_controllen = (size_t)one_cmsg;
+                mh->msg_controllen = (size_t)srv6_cmsg;
                 struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
                 cm->cmsg_level = IPPROTO_IPV6;
                 cm->cmsg_type = IPV6_TCLASS;
@@ -218,16 +225,26 @@ static void after(agent_io *io, uint64_t now)
     flush(io);
 }
 
-static uint8_t tclass_of(struct msghdr *mh)
+/* The outer traffic class and the port of an arrival on the shared socket (UINT_MAX: not a
+ * plane port). */
+static unsigned srv6_arrival(const agent_io *io, struct msghdr *mh, uint8_t *ptc)
 {
+    unsigned port = UINT_MAX;
+    *ptc = 0;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
         if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS) {
             int tc;
             memcpy(&tc, CMSG_DATA(cm), sizeof(tc));
-            return (uint8_t)tc;
+            *ptc = (uint8_t)tc;
+        } else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
+            struct in6_pktinfo pi;
+            memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+            for (unsigned p = 0; p < io->nports; p++) {
+                port = io->ports[p].ifindex == pi.ipi6_ifindex && (io->port_ok >> p & 1) ? p : port;
+            }
         }
     }
-    return 0;
+    return port;
 }
 
 static void on_rx(evutil_socket_t fd, short what, void *arg)
@@ -236,7 +253,7 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
     agent_io *io = pt->io;
     struct mmsghdr msgs[IO_BATCH];
     struct iovec iov[IO_BATCH];
-    char ctl[IO_BATCH][CMSG_SPACE(sizeof(int))];
+    char ctl[IO_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
     mrc_rx_pkt rx[IO_BATCH];
     (void)what;
     for (int turn = 0; turn < IO_RX_TURNS; turn++) {
@@ -251,26 +268,36 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
         if (n <= 0) {
             break;
         }
+        int k = 0;
         for (int i = 0; i < n; i++) {
-            rx[i].data = io->rxbuf[i];
-            rx[i].len = msgs[i].msg_len;
-            rx[i].info = (mrc_rx_info){.port = (uint8_t)pt->index};
+            unsigned port = pt->index;
+            uint8_t tc = 0;
             if (io->cfg.mode == AGENT_IO_SRV6) {
-                uint8_t tc = tclass_of(&msgs[i].msg_hdr);
-                rx[i].info.ecn = tc & 3;
-                rx[i].info.dscp = tc >> 2;
-            } else if (rx[i].len >= 2) {
-                /* the inner header is the only one: the engine reads its class itself */
-                rx[i].info.ecn = (io->rxbuf[i][1] >> 4) & 3;
-                rx[i].info.dscp = (uint8_t)((io->rxbuf[i][0] & 0xf) << 2 | io->rxbuf[i][1] >> 6);
+                port = srv6_arrival(io, &msgs[i].msg_hdr, &tc);
+                if (port == UINT_MAX) {
+                    io->stats.rx_garbage++; /* protocol 41 on another interface */
+                    continue;
+                }
             }
-            io->stats.rx_bytes += rx[i].len;
+            rx[k].data = io->rxbuf[i];
+            rx[k].len = msgs[i].msg_len;
+            rx[k].info = (mrc_rx_info){.port = (uint8_t)port};
+            io->stats.rx_port[port]++;
+            io->stats.rx_bytes += rx[k].len;
+            if (io->cfg.mode == AGENT_IO_SRV6) {
+                rx[k].info.ecn = tc & 3;
+                rx[k].info.dscp = tc >> 2;
+            } else if (rx[k].len >= 2) {
+                /* the inner header is the only one: the engine reads its class itself */
+                rx[k].info.ecn = (io->rxbuf[i][1] >> 4) & 3;
+                rx[k].info.dscp = (uint8_t)((io->rxbuf[i][0] & 0xf) << 2 | io->rxbuf[i][1] >> 6);
+            }
+            k++;
         }
         io->stats.rx_pkts += (unsigned)n;
-        io->stats.rx_port[pt->index] += (unsigned)n;
         uint64_t now = agent_now();
-        int ok = mrc_read_pkts(io->cfg.ctx, rx, (unsigned)n, now);
-        io->stats.rx_garbage += (unsigned)(n - (ok > 0 ? ok : 0));
+        int ok = mrc_read_pkts(io->cfg.ctx, rx, (unsigned)k, now);
+        io->stats.rx_garbage += (unsigned)(k - (ok > 0 ? ok : 0));
         after(io, now);
         if (n < IO_BATCH) {
             break;
@@ -327,16 +354,20 @@ static int attach_udp_filter(int fd, uint16_t udp)
     return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+static int drop_all(int fd)
+{
+    struct sock_filter code[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+    struct sock_fprog prog = {.len = 1, .filter = code};
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 /* A UDP socket on MRC's port that drops everything in its filter: the packet socket reads
  * the packets, and the kernel, finding a socket, sends no port-unreachable. */
 static int open_sink(uint16_t udp)
 {
-    struct sock_filter code[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
-    struct sock_fprog prog = {.len = 1, .filter = code};
     struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(udp)};
     int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0 ||
-        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    if (fd < 0 || drop_all(fd) != 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         int e = -errno;
         if (fd >= 0) {
             close(fd);
@@ -350,46 +381,42 @@ static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
 {
     const fab_topo *topo = io->cfg.topo;
     char ifname[FAB_IFNAME_MAX];
-    struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
-    int one = 1, rv;
+    int one = 1, in = PACKET_IGNORE_OUTGOING, big = 32 << 20, rv;
     fab_host_ifname(topo, io->cfg.host, pt->index, ifname, sizeof(ifname));
     unsigned ifindex = if_nametoindex(ifname);
     if (!ifindex) {
         snprintf(err, errlen, "port %u: no interface %s in this namespace", pt->index, ifname);
         return -ENODEV;
     }
-    if (io->cfg.mode == AGENT_IO_SRV6) {
-        fab_host_usid_addr(topo, io->cfg.host, pt->index, sa.sin6_addr.s6_addr);
-        pt->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPV6);
-    } else {
-        pt->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_RAW);
-    }
+    pt->ifindex = ifindex;
+    pt->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    io->cfg.mode == AGENT_IO_SRV6 ? IPPROTO_IPV6 : IPPROTO_RAW);
     if (pt->fd < 0 ||
         setsockopt(pt->fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) != 0) {
         goto fail;
     }
     if (io->cfg.mode == AGENT_IO_SRV6) {
-        if (bind(pt->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-            setsockopt(pt->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) != 0) {
+        /* it sends only: what arrives is the shared socket's, so this one keeps nothing */
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+        fab_host_usid_addr(topo, io->cfg.host, pt->index, sa.sin6_addr.s6_addr);
+        if (bind(pt->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || drop_all(pt->fd) != 0) {
             goto fail;
         }
-        pt->rxfd = pt->fd;
-    } else {
-        struct sockaddr_ll ll = {.sll_family = AF_PACKET,
-                                 .sll_protocol = htons(ETH_P_IPV6),
-                                 .sll_ifindex = (int)ifindex};
-        pt->rxfd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IPV6));
-        if (pt->rxfd < 0 || attach_udp_filter(pt->rxfd, fab_topo_plan(topo)->udp_port) != 0 ||
-            bind(pt->rxfd, (struct sockaddr *)&ll, sizeof(ll)) != 0) {
-            goto fail;
-        }
-        /* only what arrives: the socket would also see this host's own sends */
-        int in = PACKET_IGNORE_OUTGOING;
-        if (setsockopt(pt->rxfd, SOL_PACKET, in, &one, sizeof(one)) != 0) {
-            goto fail;
-        }
+        setsockopt(pt->fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+        pt->tx_ev = event_new(io->cfg.base, pt->fd, EV_WRITE, on_writable, pt);
+        io->port_ok |= 1u << pt->index;
+        return 0;
     }
-    int big = 32 << 20; /* a burst of the whole window must fit: a drop here costs a timeout */
+    struct sockaddr_ll ll = {
+        .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6), .sll_ifindex = (int)ifindex};
+    pt->rxfd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IPV6));
+    /* only what arrives: the socket would also see this host's own sends */
+    if (pt->rxfd < 0 || attach_udp_filter(pt->rxfd, fab_topo_plan(topo)->udp_port) != 0 ||
+        bind(pt->rxfd, (struct sockaddr *)&ll, sizeof(ll)) != 0 ||
+        setsockopt(pt->rxfd, SOL_PACKET, in, &one, sizeof(one)) != 0) {
+        goto fail;
+    }
+    /* a burst of the whole window must fit: a drop here costs a timeout */
     setsockopt(pt->rxfd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
     setsockopt(pt->fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
     pt->rx_ev = event_new(io->cfg.base, pt->rxfd, EV_READ | EV_PERSIST, on_rx, pt);
@@ -420,7 +447,24 @@ int agent_io_new(const agent_io_cfg *cfg, agent_io **pio, char *err, size_t errl
     for (unsigned p = 0; p < io->nports; p++) {
         io->ports[p] = (io_port){.io = io, .index = p, .fd = -1, .rxfd = -1};
     }
-    if (cfg->mode == AGENT_IO_ECMP) {
+    io->shared = (io_port){.io = io, .index = UINT_MAX, .fd = -1, .rxfd = -1};
+    if (cfg->mode == AGENT_IO_SRV6) {
+        int one = 1, big = 32 << 20; /* as a port's, below */
+        io_port *sh = &io->shared;
+        sh->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPV6);
+        if (sh->fd < 0 ||
+            setsockopt(sh->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) != 0 ||
+            setsockopt(sh->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) != 0) {
+            rv = -errno;
+            snprintf(err, errlen, "the protocol-41 socket: %s", strerror(errno));
+            goto out;
+        }
+        setsockopt(sh->fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+        setsockopt(sh->fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+        sh->rxfd = sh->fd;
+        sh->rx_ev = event_new(cfg->base, sh->fd, EV_READ | EV_PERSIST, on_rx, sh);
+        event_add(sh->rx_ev, NULL);
+    } else {
         io->sink = open_sink(fab_topo_plan(cfg->topo)->udp_port);
         if (io->sink < 0) {
             rv = io->sink;
@@ -454,8 +498,11 @@ void agent_io_free(agent_io *io)
     if (!io) {
         return;
     }
-    for (unsigned p = 0; p < io->nports; p++) {
-        io_port *pt = &io->ports[p];
+    for (unsigned p = 0; p <= io->nports; p++) {
+        io_port *pt = p < io->nports ? &io->ports[p] : &io->shared;
+        if (p < io->nports && io->cfg.mode == AGENT_IO_SRV6) {
+            pt->rxfd = -1; /* the shared socket's, closed last */
+        }
         if (pt->rx_ev) {
             event_free(pt->rx_ev);
         }

@@ -8,12 +8,15 @@
 
 #include "agent.h"
 #include "agent_api.h"
-#include "agent_node.h"
+#include "agent_daemon.h"
 #include "util.h"
 
 static struct {
-    char *topology, *host, *mode, *api, *cc, *log;
-    uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us;
+    char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *state_dir,
+        *oob;
+    bool in_order;
+    uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
+        report_max;
 } o;
 
 /* clang-format off */
@@ -22,6 +25,13 @@ static const util_opt opts[] = {
     {"host", UTIL_OPT_STR, NULL, 0, 0, &o.host, "this host's name in the topology (required)", false},
     {"mode", UTIL_OPT_STR, "srv6", 0, 0, &o.mode, "srv6 (the path in the outer address) or ecmp (the EV in the UDP source port only)", false},
     {"api", UTIL_OPT_STR, AGENT_API_DEFAULT, 0, 0, &o.api, "local API socket ('@' first: abstract, one per network namespace)", false},
+    {"controller", UTIL_OPT_STR, NULL, 0, 0, &o.controller, "the controller's URL, http[s]://HOST:PORT (none: run alone on the topology)", false},
+    {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding this agent's bearer token (role agent, named after the host)", false},
+    {"cacert", UTIL_OPT_STR, NULL, 0, 0, &o.cacert, "PEM file of the CAs that sign the controller's certificate (https)", false},
+    {"state_dir", UTIL_OPT_STR, NULL, 0, 0, &o.state_dir, "where the last profile and denylist are kept (required with --controller)", false},
+    {"oob", UTIL_OPT_STR, NULL, 0, 0, &o.oob, "[ADDR]:PORT where mrc-perf setup reaches this host, told to the controller", false},
+    {"report_interval", UTIL_OPT_UINT, "10", 1, 3600, &o.report_interval, "seconds between reports to the controller", false},
+    {"report_max", UTIL_OPT_UINT, "65000", 4096, 16777216, &o.report_max, "largest report, bytes (at most the controller's max_body)", false},
     {"mtu", UTIL_OPT_UINT, "4096", 256, 8192, &o.mtu, "payload bytes per packet (a power of two)", false},
     {"evs", UTIL_OPT_UINT, "128", 1, 1024, &o.evs, "EVs per peer, spread over its paths", false},
     {"cc", UTIL_OPT_STR, "none", 0, 0, &o.cc, "congestion control: none or uet-1.0-nscc", false},
@@ -29,6 +39,7 @@ static const util_opt opts[] = {
     {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 100000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns (NSCC)", false},
     {"timeout", UTIL_OPT_UINT, "14", 1, 24, &o.timeout, "QPs' local ACK timeout: 1.024 us x 2^N (14: 16.8 ms; hosts whose switches are software queue for milliseconds)", false},
     {"reorder_us", UTIL_OPT_UINT, "200", 1, 100000, &o.reorder_us, "first reordering window of loss detection, us (it adapts; a host kernel that forwards in software reorders by far more than a switch)", false},
+    {"in_order", UTIL_OPT_BOOL, "false", 0, 0, &o.in_order, "each EV's packets arrive in order (static paths, and a sender that stays on one CPU: see taskset)", false},
     {"seed", UTIL_OPT_UINT, "0", 0, UINT64_MAX, &o.seed, "the engine's random seed; 0: from the clock", false},
     {"log", UTIL_OPT_STR, "info", 0, 0, &o.log, "log level: debug, info, notice, warning, err", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
@@ -67,8 +78,8 @@ int main(int argc, char **argv)
     fab_error ferr;
     struct event_base *base = NULL;
     struct event *sigterm = NULL, *sigint = NULL;
-    agent_node *node = NULL;
-    agent_api *api = NULL;
+    agent_daemon *d = NULL;
+    char *token = NULL;
     util_log_init("mrc-agent", stderr);
     util_opt_defaults(opts);
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -112,7 +123,21 @@ int main(int argc, char **argv)
         status = 2;
         goto out;
     }
-    signal(SIGPIPE, SIG_IGN);
+    if (o.controller && (!o.token_file || !o.state_dir)) {
+        fprintf(stderr, "mrc-agent: --controller needs --token_file and --state_dir\n");
+        status = 2;
+        goto out;
+    }
+    if (o.token_file) {
+        size_t len;
+        rv = util_read_file(o.token_file, &token, &len);
+        if (rv != 0) {
+            fprintf(stderr, "mrc-agent: %s: %s\n", o.token_file, strerror(-rv));
+            goto out;
+        }
+        token[strcspn(token, " \t\r\n")] = '\0';
+    }
+    signal(SIGPIPE, SIG_IGN); /* a controller that goes away mid-write */
     base = event_base_new();
     agent_node_cfg nc = {.base = base,
                          .topo = topo,
@@ -125,9 +150,18 @@ int main(int argc, char **argv)
                          .base_rtt_ns = o.base_rtt_ns,
                          .timeout = (uint8_t)o.timeout,
                          .reorder_ns = o.reorder_us * 1000,
+                         .in_order = o.in_order,
                          .seed = o.seed ? o.seed : agent_now() ^ (uint64_t)host << 40};
-    if (agent_node_new(&nc, &node, err, sizeof(err)) != 0 ||
-        agent_api_new(node, o.api, NULL, NULL, &api, err, sizeof(err)) != 0) {
+    agent_daemon_cfg dc = {.node = nc,
+                           .api = o.api,
+                           .url = o.controller,
+                           .token = token,
+                           .cafile = o.cacert,
+                           .state_dir = o.state_dir,
+                           .oob = o.oob,
+                           .report_s = (unsigned)o.report_interval,
+                           .report_max = (size_t)o.report_max};
+    if (agent_daemon_new(&dc, &d, err, sizeof(err)) != 0) {
         fprintf(stderr, "mrc-agent: %s\n", err);
         goto out;
     }
@@ -140,8 +174,8 @@ int main(int argc, char **argv)
     event_base_dispatch(base);
     status = 0;
 out:
-    agent_api_free(api);
-    agent_node_free(node);
+    agent_daemon_free(d);
+    free(token);
     if (sigterm) {
         event_free(sigterm);
         event_free(sigint);

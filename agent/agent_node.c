@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_deny.h"
+#include "agent_profile.h"
 #include "util.h"
 
-#define NODE_CC_PROFILE 1
 #define NODE_MPR 16 /* 2,048 PSNs of window: ample for the lab's round trips */
 #define NODE_MAX_WIMM 256
 
@@ -23,7 +24,14 @@ struct agent_node {
     agent_node_cfg cfg;
     mrc_context *ctx;
     agent_io *io;
-    uint8_t *has_profile; /* per host: its EV profile exists */
+    /* A new controller profile starts a generation: QPs made after it get EV profiles (ids
+     * gen << 32 | peer + 1) and a CC profile (id gen + 1) made from it; older QPs keep theirs */
+    uint32_t gen;
+    uint32_t *has_profile; /* per host: 1 + the generation of its EV profile, 0 if none */
+    const agent_profile *prof;
+    const agent_deny *deny;
+    uint32_t mtu;
+    agent_node_hooks hooks;
     mrc_qp **qps;
     uint32_t *qp_peer;
     size_t nqps, capqps;
@@ -58,6 +66,13 @@ static void eng_log(void *user, uint64_t now, const char *msg)
 static void after(void *user, uint64_t now)
 {
     agent_node *node = user;
+    mrc_ev_event ev[64];
+    int n;
+    while ((n = mrc_poll_ev_events(node->ctx, ev, 64)) > 0) {
+        for (int i = 0; i < n && node->hooks.ev_event; i++) {
+            node->hooks.ev_event(node->hooks.user, &ev[i]);
+        }
+    }
     for (size_t i = 0; i < node->npollers; i++) {
         node->pollers[i].fn(node->pollers[i].user, now);
     }
@@ -66,7 +81,10 @@ static void after(void *user, uint64_t now)
 static int cc_profile(agent_node *node)
 {
     mrc_cc_profile_attr ca = {.algorithm = node->cfg.cc};
-    if (strcmp(node->cfg.cc, "uet-1.0-nscc") == 0) {
+    if (node->prof) {
+        ca.algorithm = node->prof->cc.algorithm;
+        ca.nscc = node->prof->cc.nscc;
+    } else if (strcmp(node->cfg.cc, "uet-1.0-nscc") == 0) {
         unsigned ports = 0;
         for (unsigned p = 0; p < fab_topo_planes(node->cfg.topo); p++) {
             uint32_t sw;
@@ -76,7 +94,7 @@ static int cc_profile(agent_node *node)
         ca.nscc.link_gbps = node->cfg.port_gbps * ports;
         ca.nscc.base_rtt_ns = node->cfg.base_rtt_ns;
     }
-    return mrc_cc_profile_create(node->ctx, NODE_CC_PROFILE, &ca);
+    return mrc_cc_profile_create(node->ctx, (uint64_t)node->gen + 1, &ca);
 }
 
 int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, size_t errlen)
@@ -86,7 +104,8 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
     mrc_settings set;
     int rv;
     node->cfg = *cfg;
-    node->has_profile = util_xcalloc(fab_topo_nhosts(topo), 1);
+    node->has_profile = util_xcalloc(fab_topo_nhosts(topo), sizeof(uint32_t));
+    node->mtu = cfg->mtu;
     mrc_settings_default(&set);
     set.alloc = (mrc_allocator){eng_malloc, eng_free, NULL};
     set.cb.seed = eng_seed;
@@ -99,6 +118,7 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
      * its own packets (veth and every software switch do) */
     set.ev_symmetric = cfg->mode == AGENT_IO_SRV6;
     set.reorder_ns = cfg->reorder_ns;
+    set.ev_in_order = cfg->in_order;
     for (unsigned p = 0; p < set.nports; p++) {
         fab_host_addr(topo, cfg->host, p, set.addr[p]); /* zero for a port not cabled */
     }
@@ -159,7 +179,59 @@ uint32_t agent_node_host(const agent_node *node)
 
 uint32_t agent_node_mtu(const agent_node *node)
 {
-    return node->cfg.mtu;
+    return node->mtu;
+}
+
+void agent_node_set_hooks(agent_node *node, const agent_node_hooks *hooks)
+{
+    node->hooks = *hooks;
+}
+
+int agent_node_set_profile(agent_node *node, const agent_profile *prof)
+{
+    node->prof = prof;
+    node->gen++;
+    node->mtu = prof && prof->cc.mtu ? prof->cc.mtu : node->cfg.mtu;
+    int rv = cc_profile(node);
+    if (rv != 0) {
+        util_log(UTIL_LOG_ERR, "the profile's congestion control: %s", mrc_strerror(rv));
+    }
+    return rv;
+}
+
+/* Whether |ev| toward |peer| should be DENIED, and makes it so on |qp|; 1 if it changed. */
+static unsigned deny_ev(agent_node *node, mrc_qp *qp, uint32_t peer, const mrc_ev_stats *st,
+                        uint64_t now)
+{
+    bool want = node->deny && agent_deny_ev(node->deny, node->cfg.host, peer, st->ev);
+    if (want == (st->state == MRC_EV_DENIED)) {
+        return 0;
+    }
+    return mrc_qp_ev_set_state(qp, st->ev, want ? MRC_EV_DENIED : MRC_EV_GOOD, now) == 0;
+}
+
+static unsigned deny_qp(agent_node *node, mrc_qp *qp, uint32_t peer, uint64_t now)
+{
+    unsigned changed = 0;
+    for (unsigned i = 0; i < mrc_qp_ev_count(qp); i++) {
+        mrc_ev_stats st;
+        if (mrc_qp_get_ev_stats(qp, i, &st) == 0) {
+            changed += deny_ev(node, qp, peer, &st, now);
+        }
+    }
+    return changed;
+}
+
+unsigned agent_node_set_deny(agent_node *node, const agent_deny *deny)
+{
+    uint64_t now = agent_now();
+    unsigned changed = 0;
+    node->deny = deny;
+    for (size_t i = 0; i < node->nqps; i++) {
+        changed += deny_qp(node, node->qps[i], node->qp_peer[i], now);
+    }
+    agent_io_kick(node->io);
+    return changed;
 }
 
 agent_io *agent_node_io(agent_node *node)
@@ -198,8 +270,19 @@ static int ev_profile(agent_node *node, uint32_t peer)
     size_t npaths = 0;
     fab_path *paths = NULL;
     int rv = 0;
-    if (node->has_profile[peer]) {
+    if (node->has_profile[peer] == node->gen + 1) {
         return 0;
+    }
+    mrc_ev base[1024];
+    unsigned nbase = 0;
+    if (node->prof) {
+        /* the controller's classes: one EV (salt 0) per path it lets this host use */
+        rv = agent_profile_evs(node->prof, topo, peer, base, 1024, &nbase);
+        if (rv != 0) {
+            rv = MRC_ERR_INVAL;
+            goto out;
+        }
+        goto salt;
     }
     for (unsigned p = 0; p < planes; p++) {
         size_t n = 0;
@@ -212,26 +295,27 @@ static int ev_profile(agent_node *node, uint32_t peer)
             npaths += n;
         }
     }
-    size_t usable = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        paths[usable] = paths[i];
-        usable += paths[i].usable;
+    for (size_t i = 0; i < npaths && nbase < 1024; i++) {
+        if (paths[i].usable) {
+            base[nbase++] = (mrc_ev){.val = paths[i].ev, .port = (uint8_t)paths[i].plane};
+        }
     }
-    if (usable == 0) {
+salt:
+    if (nbase == 0) {
         rv = MRC_ERR_INVAL;
         goto out;
     }
-    unsigned salts = (unsigned)((node->cfg.evs_per_peer + usable - 1) / usable);
-    if (salts * usable > 1024) {
-        salts = (unsigned)(1024 / usable) ? (unsigned)(1024 / usable) : 1;
-    }
-    mrc_ev *evs = util_xmalloc(usable * salts * sizeof(mrc_ev));
+    /* several EVs per path (salts vary only the UDP source port): the engine judges and
+     * rotates EVs, and a path carries as many as the profile asks for */
+    unsigned salts = (node->cfg.evs_per_peer + nbase - 1) / nbase;
+    salts = salts * nbase > 1024 ? 1024 / nbase : salts;
+    salts = salts ? salts : 1;
+    mrc_ev *evs = util_xmalloc((size_t)nbase * salts * sizeof(mrc_ev));
     unsigned nevs = 0;
-    for (unsigned s = 0; s < salts; s++) {
-        for (size_t i = 0; i < usable && nevs < 1024; i++) {
-            unsigned t1 = paths[i].t1 < 0 ? 0 : (unsigned)paths[i].t1;
-            evs[nevs++] = (mrc_ev){.val = fab_ev_make(plan, paths[i].plane, t1, s),
-                                   .port = (uint8_t)paths[i].plane};
+    for (unsigned k = 0; k < salts; k++) {
+        for (unsigned i = 0; i < nbase; i++) {
+            unsigned p = fab_ev_plane(plan, base[i].val), t1 = fab_ev_t1(plan, base[i].val);
+            evs[nevs++] = (mrc_ev){.val = fab_ev_make(plan, p, t1, k), .port = base[i].port};
         }
     }
     mrc_ev_profile_attr ea = {.evs = evs,
@@ -240,10 +324,10 @@ static int ev_profile(agent_node *node, uint32_t peer)
                               .min_active = 1,
                               .event_mask = 1u << MRC_EV_GOOD | 1u << MRC_EV_ASSUMED_BAD |
                                             1u << MRC_EV_DENIED};
-    rv = mrc_ev_profile_create(node->ctx, (uint64_t)peer + 1, &ea);
+    rv = mrc_ev_profile_create(node->ctx, (uint64_t)node->gen << 32 | ((uint64_t)peer + 1), &ea);
     free(evs);
     if (rv == 0) {
-        node->has_profile[peer] = 1;
+        node->has_profile[peer] = node->gen + 1;
     }
 out:
     free(paths);
@@ -272,9 +356,9 @@ int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_
     if (rv != 0) {
         return rv;
     }
-    mrc_qp_attr a = {
-        .qp_state = MRC_QPS_INIT,
-        .profile = {.ev_profile_id = (uint64_t)peer + 1, .cc_profile_id = NODE_CC_PROFILE}};
+    mrc_qp_attr a = {.qp_state = MRC_QPS_INIT,
+                     .profile = {.ev_profile_id = (uint64_t)node->gen << 32 | ((uint64_t)peer + 1),
+                                 .cc_profile_id = (uint64_t)node->gen + 1}};
     rv = mrc_modify_qp(qp, &a, MRC_QP_STATE | MRC_QP_EV_PROFILE_ID | MRC_QP_CC_PROFILE_ID,
                        agent_now());
     if (rv != 0) {
@@ -288,6 +372,10 @@ int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_
     }
     node->qps[node->nqps] = qp;
     node->qp_peer[node->nqps++] = peer;
+    deny_qp(node, qp, peer, agent_now());
+    if (node->hooks.qp_new) {
+        node->hooks.qp_new(node->hooks.user, qp, peer);
+    }
     *pqp = qp;
     return 0;
 }
@@ -314,7 +402,7 @@ int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint3
     mrc_qp_attr a = {.qp_state = MRC_QPS_RTR,
                      .dest_qp_num = dest_qpn,
                      .rq_psn = rq_psn,
-                     .path_mtu = node->cfg.mtu,
+                     .path_mtu = node->mtu,
                      .access_flags = MRC_ACCESS_REMOTE_WRITE,
                      .mpr = {.mpr = NODE_MPR, .mpr_dest = NODE_MPR},
                      .wimm = {.max_wimm = NODE_MAX_WIMM, .max_wimm_dest = NODE_MAX_WIMM},
@@ -343,6 +431,9 @@ int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint3
 
 void agent_node_qp_free(agent_node *node, mrc_qp *qp)
 {
+    if (node->hooks.qp_free) {
+        node->hooks.qp_free(node->hooks.user, qp);
+    }
     for (size_t i = 0; i < node->nqps; i++) {
         if (node->qps[i] == qp) {
             node->qps[i] = node->qps[--node->nqps];

@@ -12,6 +12,9 @@
 
 #include "agent_io.h"
 
+struct agent_profile;
+struct agent_deny;
+
 typedef struct agent_node_cfg {
     struct event_base *base;
     const fab_topo *topo;
@@ -24,6 +27,7 @@ typedef struct agent_node_cfg {
     uint64_t base_rtt_ns;  /* NSCC: the longest path's unloaded round trip */
     uint64_t reorder_ns;   /* the loss detector's first reordering window */
     uint8_t timeout;       /* local ACK timeout: 1.024 us x 2^timeout */
+    bool in_order;         /* each EV's packets arrive in order (mrc_settings.ev_in_order) */
     uint64_t seed;
 } agent_node_cfg;
 
@@ -52,6 +56,25 @@ int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_
 int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
                           uint32_t sq_psn);
 void agent_node_qp_free(agent_node *node, mrc_qp *qp);
+
+/* What the node tells the rest of the agent: a QP made (in INIT) or about to be freed, and
+ * each EV state change the engine reports. Any may be NULL. */
+typedef struct agent_node_hooks {
+    void (*qp_new)(void *user, mrc_qp *qp, uint32_t peer);
+    void (*qp_free)(void *user, mrc_qp *qp);
+    void (*ev_event)(void *user, const mrc_ev_event *event);
+    void *user;
+} agent_node_hooks;
+void agent_node_set_hooks(agent_node *node, const agent_node_hooks *hooks);
+
+/* The controller's profile (borrowed until the next call; NULL: the topology's own paths and
+ * the node's settings): QPs made from now on take their EVs, CC profile and MTU from it. */
+int agent_node_set_profile(agent_node *node, const struct agent_profile *prof);
+
+/* The denylist (borrowed until the next call; NULL: none): every EV of every QP that it
+ * denies becomes DENIED, every DENIED EV it no longer denies GOOD; new QPs follow it too.
+ * Returns how many EVs changed state. */
+unsigned agent_node_set_deny(agent_node *node, const struct agent_deny *deny);
 
 /* The QPs it carries, for reports and denials: |*pn| of them, borrowed. */
 mrc_qp *const *agent_node_qps(const agent_node *node, const uint32_t **ppeers, size_t *pn);

@@ -33,13 +33,14 @@ static void usage(FILE *f)
             "usage: mrc-perf server [--port P] [--bind ADDR] [--once] [--agent SOCK]\n"
             "       mrc-perf client SERVER [--port P] [--test bw|lat] [--size B] [--qps N]\n"
             "                [--duration S] [--iters N] [--slots N] [--agent SOCK]\n"
-            "       mrc-perf status [--agent SOCK]\n\n"
+            "       mrc-perf status|evs [--agent SOCK]\n\n"
             "  bw: the client writes SIZE-byte messages (Write with Immediate) on N QPs for S\n"
             "  seconds, at most SLOTS/2 in flight per QP; the server checks every byte.\n"
             "  lat: one QP, one message at a time, echoed back; latency is half the round trip.\n"
             "  Setup goes over TCP to SERVER:P (default %s); each side's agent is at SOCK\n"
             "  (default %s). The client prints one JSON object and exits 1 if a byte was wrong\n"
-            "  or a QP failed. status prints the local agent's state and counters.\n",
+            "  or a QP failed. status prints the local agent's state and counters, evs every EV\n"
+            "  of its QPs with its path and state.\n",
             PERF_PORT, AGENT_API_DEFAULT);
 }
 
@@ -205,7 +206,7 @@ out:
     return rv;
 }
 
-static int status(const perf_opts *po)
+static int status(const perf_opts *po, const char *what)
 {
     char err[256];
     int fd = agent_api_connect(po->agent, err, sizeof(err));
@@ -213,12 +214,13 @@ static int status(const perf_opts *po)
         fprintf(stderr, "mrc-perf: %s\n", err);
         return 1;
     }
-    json_object *ans = ask(fd, op("status"));
+    json_object *ans = ask(fd, op(what));
     close(fd);
     if (!ans) {
         return 1;
     }
-    printf("%s\n", json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PRETTY));
+    printf("%s\n", json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PRETTY |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(ans);
     return 0;
 }
@@ -418,8 +420,9 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    if (optind < argc && strcmp(argv[optind], "status") == 0 && optind + 1 == argc) {
-        return status(&po);
+    if (optind + 1 == argc &&
+        (strcmp(argv[optind], "status") == 0 || strcmp(argv[optind], "evs") == 0)) {
+        return status(&po, argv[optind]);
     }
     if (optind < argc && strcmp(argv[optind], "server") == 0 && optind + 1 == argc) {
         return server(&po);

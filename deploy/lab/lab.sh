@@ -17,7 +17,8 @@ usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|link-down|link-up
   up                    build the fabric (tears down an earlier one of the same prefix first)
   down                  remove every namespace (and so every veth) of the prefix
   status                list the namespaces and installed route counts
-  addr HOST             the host's management address (agents, mrc-perf setup, controller)
+  addr HOST|root        a host's management address (mrc-perf setup), or the root
+                        namespace's (where the controller listens)
   link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1)
   link-up A B           bring it back
 
@@ -81,8 +82,9 @@ install_switch() {
 # The management network: a bridge in its own namespace, a "mgmt" port in every host and one
 # in the root namespace (where the controller runs), all on mgmt_net::/64; host n (0-based,
 # in the topology's order) is mgmt_net::n+1, the root namespace mgmt_net::ffff. Out of band
-# of the fabric, as a real cluster's front-end network is.
-mgmt_net=fd6d:6700:
+# of the fabric, as a real cluster's front-end network is. Each prefix has its own /64, so
+# that labs side by side do not share an address in the root namespace.
+mgmt_net=fd6d:$(printf %x $(($(cksum <<<"$prefix" | cut -d' ' -f1) % 65536))):
 mgmt_up() {
     local m i=0 host
     m=$(ns mgmt)
@@ -105,6 +107,10 @@ mgmt_up() {
 
 mgmt_addr() {
     local want=$1 i=0 host
+    if [ "$want" = root ]; then
+        echo "$mgmt_net:ffff"
+        return 0
+    fi
     for host in $(mrcctl topo hosts | awk '!seen[$1]++ {print $1}'); do
         i=$((i + 1))
         if [ "$host" = "$want" ]; then

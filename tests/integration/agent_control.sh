@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# mrc-agent with the controller on the lab fabric, each step under a checked transfer from h0
+# to h5: a denylist stops traffic on its link within 1 s; a lossy T0-T1 link sends its EVs to
+# ASSUMED_BAD while the transfer finishes; a plane port taken down loses nothing; the
+# controller stopped changes nothing until it returns; the agents register and report.
+set -euo pipefail
+
+bin=${1:?usage: agent_control.sh BINDIR [TOPOLOGY]}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+topo=${2:-$root/deploy/topologies/lab.json}
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root for network namespaces"
+    exit 77
+fi
+prefix="ac$$"
+work=$(mktemp -d)
+pids=()
+ctl_pid=
+cleanup() {
+    local p
+    for p in "${pids[@]}" $ctl_pid; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    "$root/deploy/lab/lab.sh" -p "$prefix" down
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
+nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
+fail() {
+    echo "FAIL: $*"
+    tail -n 15 "$work"/*.log 2>/dev/null || true
+    exit 1
+}
+jq_() { python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1:]: v=v[int(k)] if isinstance(v,list) else v[k]
+print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
+now_ms() { date +%s%3N; }
+
+lab up >/dev/null
+port=$((20000 + $$ % 20000))
+croot=$(lab addr root)
+url="http://[$croot]:$port"
+op_token=operator-token-0123456789
+{
+    for h in $("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}'); do
+        echo "agent-token-$h-0123456789 agent $h"
+        echo "agent-token-$h-0123456789" >"$work/token-$h"
+    done
+    echo "$op_token operator ops"
+} >"$work/tokens"
+controller() {
+    "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
+        --listen "[$croot]:$port" --cc uet-1.0-nscc --port_gbps 10 \
+        --base_rtt_ns 100000 --agent_interval 1 >>"$work/controller.log" 2>&1 &
+    ctl_pid=$!
+    for _ in $(seq 50); do curl -sf "$url/metrics" >/dev/null && return 0; sleep 0.1; done
+    fail "the controller did not start"
+}
+api() {
+    local method=$1 path=$2
+    shift 2
+    curl -s -X "$method" -H "Authorization: Bearer $op_token" -H 'Content-Type: application/json' \
+        "$url/api/v1/$path" "$@"
+}
+controller
+
+for h in h0 h5; do
+    nsx "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" --controller "$url" \
+        --token_file "$work/token-$h" --state_dir "$work/state-$h" --report_interval 1 \
+        --oob "[$(lab addr "$h")]:7471" >"$work/agent-$h.log" 2>&1 &
+    pids+=($!)
+done
+status() { nsx "$1" "$bin/mrc-perf" status; }
+for h in h0 h5; do
+    for _ in $(seq 50); do
+        [ "$(status "$h" 2>/dev/null | jq_ controller connected 2>/dev/null)" = True ] && break
+        sleep 0.1
+    done
+    [ "$(status "$h" | jq_ controller connected)" = True ] || fail "$h did not reach the controller"
+done
+echo "PASS: two agents registered and hold the push channel"
+
+# a transfer from h0 to h5 in the background; check_transfer waits for it and checks it
+transfer() {
+    nsx h5 "$bin/mrc-perf" server --once >"$work/srv.log" 2>&1 &
+    pids+=($!)
+    sleep 0.2
+    nsx h0 "$bin/mrc-perf" client "$(lab addr h5)" --duration "$1" >"$work/xfer.json" \
+        2>"$work/cli.log" &
+    xfer=$!
+}
+check_transfer() {
+    wait "$xfer" || true
+    local f="$work/xfer.json"
+    [ -s "$f" ] || fail "$1: the transfer gave no result"
+    [ "$(jq_ server bytes_bad <"$f")" = 0 ] || fail "$1: bytes arrived wrong"
+    [ "$(jq_ client transport qp_error <"$f")" = False ] || fail "$1: the QP failed"
+    [ "$(jq_ server bytes_verified <"$f")" = "$(jq_ client bytes <"$f")" ] ||
+        fail "$1: the sink checked other than what the source completed"
+    echo "PASS: $1: $(jq_ server bytes_verified <"$f") bytes checked," \
+        "$(jq_ client gbps <"$f" | cut -c1-4) Gb/s, no QP failure"
+}
+# packets out of T0 $1's port $2 (toward a T1)
+tx_count() { nsx "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+# EVs of h0 on plane $1 through T1 $2 in state $3, and all of them
+evs_in() {
+    nsx h0 "$bin/mrc-perf" evs | python3 -c 'import json,sys
+e=[x for x in json.load(sys.stdin)["evs"] if x["plane"]==int(sys.argv[1]) and x["t1"]==int(sys.argv[2])]
+print(sum(x["state"]==sys.argv[3] for x in e), len(e))' "$@"
+}
+
+# 1. a denylist entry on p0-t0-0~p0-t1-1 reaches the agent within 1 s and its link goes quiet
+uplink=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
+transfer 6
+sleep 1.5
+t0=$(now_ms)
+api POST denylist -d '{"element":"p0-t0-0~p0-t1-1","reason":"maintenance test"}' >"$work/deny.json"
+id=$(jq_ id <"$work/deny.json")
+while [ "$(status h0 | jq_ ev_states denied)" = 0 ]; do
+    [ $(($(now_ms) - t0)) -lt 3000 ] || fail "the denylist did not reach h0"
+    sleep 0.02
+done
+took=$(($(now_ms) - t0))
+[ "$took" -le 1000 ] || fail "the denylist took $took ms to reach h0"
+read -r denied all < <(evs_in 0 1 denied)
+[ "$denied" = "$all" ] || fail "$denied of the $all EVs over p0-t1-1 are denied"
+sleep 0.5
+before=$(tx_count p0-t0-0 "$uplink")
+sleep 2
+after=$(tx_count p0-t0-0 "$uplink")
+[ $((after - before)) -le 10 ] || fail "the denied link still carried $((after - before)) packets"
+echo "PASS: the denylist reached h0 in $took ms; $denied EVs denied; p0-t0-0~p0-t1-1 carried $((after - before)) packets in 2 s"
+check_transfer "under the denylist"
+api DELETE "denylist/$id" >/dev/null
+t0=$(now_ms)
+while [ "$(status h0 | jq_ ev_states denied)" != 0 ]; do
+    [ $(($(now_ms) - t0)) -lt 3000 ] || fail "lifting the entry did not reach h0"
+    sleep 0.02
+done
+echo "PASS: the entry lifted, h0's EVs over p0-t1-1 returned in $(($(now_ms) - t0)) ms"
+
+# 2. p0-t0-0 -> p0-t1-0 drops 30 % of what it carries: its EVs go ASSUMED_BAD, the data flows
+lossy=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-0" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
+nsx p0-t0-0 nft -f - <<EOF
+table inet labfault {
+    chain post { type filter hook postrouting priority 0; oifname "$lossy" numgen random mod 100 < 30 counter drop; }
+}
+EOF
+transfer 4
+best=0
+total=0
+for _ in $(seq 30); do
+    sleep 0.1
+    read -r bad all < <(evs_in 0 0 assumed_bad)
+    [ "$bad" -gt "$best" ] && best=$bad
+    [ "$all" -gt "$total" ] && total=$all
+done
+check_transfer "over a 30 % lossy link"
+nsx p0-t0-0 nft delete table inet labfault
+[ "$total" -gt 0 ] && [ "$best" -ge $((total * 3 / 4)) ] ||
+    fail "only $best of the $total EVs over the lossy link went ASSUMED_BAD"
+echo "PASS: $best of the $total EVs over the lossy link were ASSUMED_BAD at once"
+
+# 3. h0's plane-1 port goes down mid-transfer and comes back
+transfer 5
+sleep 1.5
+lab link-down h0 p1-t0-0
+sleep 0.5
+[ "$(status h0 | jq_ ports_up 1)" = False ] || fail "h0 did not see its port 1 go down"
+sleep 1.5
+lab link-up h0 p1-t0-0
+sleep 0.5
+[ "$(status h0 | jq_ ports_up 1)" = True ] || fail "h0 did not see its port 1 come back"
+[ "$(status h5 | jq_ io psu_rcvd)" -gt 0 ] || fail "h5 got no Port Status Update"
+check_transfer "with a plane port down for 2 s"
+
+# 4. the controller stops mid-transfer and comes back
+transfer 5
+sleep 1
+kill "$ctl_pid"
+wait "$ctl_pid" 2>/dev/null || true
+sleep 1.5
+[ "$(status h0 | jq_ controller connected)" = False ] || fail "h0 did not notice the controller leave"
+controller
+t0=$(now_ms)
+while [ "$(status h0 | jq_ controller connected)" != True ]; do
+    [ $(($(now_ms) - t0)) -lt 15000 ] || fail "h0 did not reconnect"
+    sleep 0.1
+done
+check_transfer "with the controller away for 2 s"
+echo "PASS: h0 reconnected $(($(now_ms) - t0)) ms after the controller returned"
+
+# 5. the controller knows the agents and their reports
+sleep 1.5
+api GET agents >"$work/agents.json"
+for h in h0 h5; do
+    python3 - "$h" "$work/agents.json" <<'EOF' || fail "the controller does not list $h with reports"
+import json, sys
+items = json.load(open(sys.argv[2]))["items"]
+a = [x for x in items if x["host"] == sys.argv[1]]
+assert a and a[0]["reports"] > 0 and not a[0]["stale"], a
+EOF
+done
+api GET health/links?limit=100 | jq_ total >/dev/null
+echo "PASS: the controller lists both agents, fresh, with reports"
