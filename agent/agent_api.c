@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "agent_perf.h"
+#include "agent_ring.h"
 #include "util.h"
 
 #define API_MAX_LINE 65536
@@ -30,6 +31,7 @@ typedef struct api_conn {
     agent_api *api;
     struct bufferevent *bev;
     agent_perf *perf;
+    agent_ring *ring;
     bool running;
 } api_conn;
 
@@ -66,6 +68,7 @@ static void reply_error(api_conn *c, const char *msg)
 static void conn_free(api_conn *c)
 {
     agent_perf_free(c->perf);
+    agent_ring_free(c->ring);
     bufferevent_free(c->bev);
     free(c);
 }
@@ -176,6 +179,69 @@ static void run_done(void *user, json_object *result)
     reply(c, json_object_get(result));
 }
 
+static void ring_progress(void *user, json_object *o)
+{
+    reply(user, json_object_get(o));
+}
+
+static void ring_create(api_conn *c, json_object *req)
+{
+    const fab_topo *topo = agent_node_topo(c->api->node);
+    const char *prev = get_str(req, "prev"), *next = get_str(req, "next");
+    uint32_t p = prev ? fab_host_find(topo, prev) : FAB_NONE;
+    uint32_t n = next ? fab_host_find(topo, next) : FAB_NONE;
+    int64_t rank = get_int(req, "rank", -1), ranks = get_int(req, "ranks", -1),
+            size = get_int(req, "size", 1 << 20);
+    char err[256];
+    if (c->perf || c->ring) {
+        reply_error(c, "this connection already has a session");
+    } else if (p == FAB_NONE || n == FAB_NONE) {
+        reply_error(c, "\"prev\" and \"next\" must name hosts of the fabric");
+    } else if (rank < 0 || ranks < 2 || rank >= ranks || ranks > 128 || size < 1) {
+        reply_error(c, "\"rank\" must be 0..ranks-1 of \"ranks\" (2..128), \"size\" positive");
+    } else {
+        agent_ring_cfg cfg = {.rank = (unsigned)rank, .n = (unsigned)ranks, .size = (uint64_t)size};
+        if (agent_ring_new(c->api->node, p, n, &cfg, &c->ring, err, sizeof(err)) != 0) {
+            reply_error(c, err);
+        } else {
+            reply(c, agent_ring_local(c->ring));
+        }
+    }
+}
+
+static void ring_op(api_conn *c, const char *op, json_object *req)
+{
+    json_object *next, *prev;
+    char err[256];
+    if (strcmp(op, "ring_connect") == 0) {
+        if (!json_object_object_get_ex(req, "next", &next) ||
+            !json_object_object_get_ex(req, "prev", &prev)) {
+            reply_error(c, "\"ring_connect\" needs the neighbours' \"next\" and \"prev\"");
+        } else if (agent_ring_connect(c->ring, next, prev, err, sizeof(err)) != 0) {
+            reply_error(c, err);
+        } else {
+            reply(c, json_object_new_object());
+            agent_io_kick(agent_node_io(c->api->node));
+        }
+    } else if (strcmp(op, "ring_run") == 0) {
+        int64_t ms = get_int(req, "duration_ms", 5000), iters = get_int(req, "iters", 0),
+                every = get_int(req, "progress_ms", 0);
+        if (ms < 0 || iters < 0 || every < 0 || ms > 86400000) {
+            reply_error(c, "\"duration_ms\", \"iters\" and \"progress_ms\" are whole numbers");
+        } else if (c->running || agent_ring_run(c->ring, (uint64_t)ms * 1000000ull, (uint64_t)iters,
+                                                (uint64_t)every * 1000000ull,
+                                                every ? ring_progress : NULL, run_done, c) != 0) {
+            reply_error(c, "the ring runs once connected, one run at a time");
+        } else {
+            c->running = true;
+        }
+    } else if (strcmp(op, "stats") == 0) {
+        reply(c, agent_ring_stats(c->ring));
+    } else {
+        reply_error(c, "unknown \"op\"");
+    }
+}
+
 static void create(api_conn *c, json_object *req)
 {
     static const char *const roles[] = {"source", "sink", "ping", "pong"};
@@ -190,7 +256,7 @@ static void create(api_conn *c, json_object *req)
     for (int k = 0; role && k < 4; k++) {
         r = strcmp(role, roles[k]) == 0 ? k : r;
     }
-    if (c->perf) {
+    if (c->perf || c->ring) {
         reply_error(c, "this connection already has a session");
     } else if (host == FAB_NONE) {
         reply_error(c, "\"peer\" must name a host of the fabric");
@@ -223,6 +289,10 @@ static void handle(api_conn *c, json_object *req)
         reply(c, evs(c->api));
     } else if (strcmp(op, "create") == 0) {
         create(c, req);
+    } else if (strcmp(op, "ring_create") == 0) {
+        ring_create(c, req);
+    } else if (c->ring) {
+        ring_op(c, op, req);
     } else if (!c->perf) {
         reply_error(c, "no session: \"create\" first");
     } else if (strcmp(op, "connect") == 0) {
@@ -354,19 +424,12 @@ int agent_api_connect(const char *path, char *err, size_t errlen)
     return fd;
 }
 
-/* One line each way; reads byte by byte past nothing: the answer is the next line. */
-int agent_api_call(int fd, json_object *req, json_object **pans, char *err, size_t errlen)
+/* The next line the agent sends; read byte by byte so that nothing past it is taken. */
+int agent_api_read(int fd, json_object **pans, char *err, size_t errlen)
 {
-    const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-    size_t n = strlen(s), cap = 4096, len = 0;
-    char *buf = NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = util_xmalloc(cap);
     int rv = 0;
-    if (write(fd, s, n) != (ssize_t)n || write(fd, "\n", 1) != 1) {
-        rv = -errno;
-        snprintf(err, errlen, "agent: %s", strerror(errno));
-        goto out;
-    }
-    buf = util_xmalloc(cap);
     for (;;) {
         if (len + 1 == cap) {
             buf = util_xrealloc(buf, cap *= 2);
@@ -391,4 +454,15 @@ int agent_api_call(int fd, json_object *req, json_object **pans, char *err, size
 out:
     free(buf);
     return rv;
+}
+
+int agent_api_call(int fd, json_object *req, json_object **pans, char *err, size_t errlen)
+{
+    const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+    size_t n = strlen(s);
+    if (write(fd, s, n) != (ssize_t)n || write(fd, "\n", 1) != 1) {
+        snprintf(err, errlen, "agent: %s", strerror(errno));
+        return -errno;
+    }
+    return agent_api_read(fd, pans, err, errlen);
 }

@@ -23,9 +23,12 @@ int agent_api_new(agent_node *node, const char *path, agent_api_status_fn status
                   agent_api **papi, char *err, size_t errlen);
 void agent_api_free(agent_api *api);
 
-/* A client's side: connects to |path| and makes one request, waiting for its answer. Returns
- * 0 with the answer in |*pans| (the caller puts it), or -errno with a sentence. */
+/* A client's side: connects to |path|, and makes one request on the connection, waiting for
+ * its answer. Returns 0 with the answer in |*pans| (the caller puts it), or -errno with a
+ * sentence. */
 int agent_api_call(int fd, json_object *req, json_object **pans, char *err, size_t errlen);
+/* The agent's next line (after a request answered in several: progress, then the result). */
+int agent_api_read(int fd, json_object **pans, char *err, size_t errlen);
 int agent_api_connect(const char *path, char *err, size_t errlen);
 
 #endif

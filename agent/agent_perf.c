@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_qpmem.h"
 #include "util.h"
 
 #define PERF_MAX_QPS 64
@@ -17,12 +18,7 @@
 #define PERF_LAT_MAX (1u << 20) /* latency samples kept */
 
 typedef struct perf_qp {
-    mrc_qp *qp;
-    mrc_mr *mr;
-    uint8_t *mem;
-    uint32_t psn;
-    uint64_t raddr;
-    uint32_t rkey;
+    agent_qpmem m;
     uint64_t next;        /* source: next message; sink: message expected */
     uint64_t outstanding; /* source: writes not completed */
 } perf_qp;
@@ -98,23 +94,13 @@ static uint64_t check(const agent_perf *pf, const uint8_t *buf, uint64_t m)
 
 static uint8_t *slot(const agent_perf *pf, const perf_qp *q, uint64_t m)
 {
-    return q->mem + (size_t)(m % pf->cfg.slots) * pf->cfg.size;
+    return q->m.mem + (size_t)(m % pf->cfg.slots) * pf->cfg.size;
 }
 
 static int post_write(agent_perf *pf, perf_qp *q, uint64_t m, unsigned local, unsigned remote)
 {
-    mrc_sge sge = {.addr = (uint64_t)(uintptr_t)(q->mem + (size_t)local * pf->cfg.size),
-                   .length = pf->cfg.size,
-                   .lkey = mrc_mr_lkey(q->mr)};
-    mrc_send_wr wr = {.wr_id = m,
-                      .opcode = MRC_WR_RDMA_WRITE_WITH_IMM,
-                      .send_flags = MRC_SEND_SIGNALED,
-                      .sg_list = &sge,
-                      .num_sge = 1,
-                      .remote_addr = q->raddr + (uint64_t)remote * pf->cfg.size,
-                      .rkey = q->rkey,
-                      .imm_data = (uint32_t)m};
-    return mrc_post_send(q->qp, &wr, agent_now());
+    return agent_qpmem_write(&q->m, m, (size_t)local * pf->cfg.size,
+                             (uint64_t)remote * pf->cfg.size, pf->cfg.size, (uint32_t)m);
 }
 
 static bool source_may_post(const agent_perf *pf, uint64_t now)
@@ -154,20 +140,10 @@ static void source_fill(agent_perf *pf, uint64_t now)
 static void ping_send(agent_perf *pf, uint64_t now)
 {
     perf_qp *q = &pf->q[0];
-    fill(pf, q->mem, q->next);
+    fill(pf, q->m.mem, q->next);
     pf->ping_sent_at = now;
     if (post_write(pf, q, q->next, 0, 0) == 0) {
         q->outstanding++;
-    }
-}
-
-static void post_recvs(perf_qp *q, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        mrc_recv_wr r = {.wr_id = i};
-        if (mrc_post_recv(q->qp, &r) != 0) {
-            break;
-        }
     }
 }
 
@@ -185,7 +161,7 @@ static json_object *qp_totals(const agent_perf *pf)
     bool qp_error = false;
     for (unsigned i = 0; i < pf->cfg.qps; i++) {
         mrc_qp_stats s;
-        mrc_qp_get_stats(pf->q[i].qp, &s);
+        mrc_qp_get_stats(pf->q[i].m.qp, &s);
         t.data_pkts_sent += s.data_pkts_sent;
         t.retx_pkts += s.retx_pkts;
         for (int k = 0; k < MRC_RETX_CAUSES; k++) {
@@ -299,7 +275,7 @@ static void error_wc(agent_perf *pf, const mrc_wc *wc)
 static perf_qp *qp_of(agent_perf *pf, uint32_t qpn)
 {
     for (unsigned i = 0; i < pf->cfg.qps; i++) {
-        if (mrc_qp_num(pf->q[i].qp) == qpn) {
+        if (mrc_qp_num(pf->q[i].m.qp) == qpn) {
             return &pf->q[i];
         }
     }
@@ -312,7 +288,7 @@ static void on_recv(agent_perf *pf, perf_qp *q, const mrc_wc *wc, uint64_t now)
     bool ping = pf->cfg.role == AGENT_PERF_PING;
     /* sink: slot m; pong: slot 0 (the ping writes there); ping: its echo lands in slot 1 */
     const uint8_t *at =
-        pf->cfg.role == AGENT_PERF_SINK ? slot(pf, q, m) : q->mem + (ping ? pf->cfg.size : 0);
+        pf->cfg.role == AGENT_PERF_SINK ? slot(pf, q, m) : q->m.mem + (ping ? pf->cfg.size : 0);
     uint64_t bad = wc->byte_len == pf->cfg.size ? check(pf, at, m) : pf->cfg.size;
     pf->bytes_bad += bad;
     pf->bytes_ok += pf->cfg.size - bad;
@@ -320,7 +296,7 @@ static void on_recv(agent_perf *pf, perf_qp *q, const mrc_wc *wc, uint64_t now)
         pf->out_of_order++;
     }
     q->next = m + 1;
-    post_recvs(q, 1);
+    agent_qpmem_post_recvs(&q->m, 1);
     if (pf->cfg.role == AGENT_PERF_PONG) {
         pf->msgs++;
         pf->bytes += pf->cfg.size;
@@ -429,15 +405,8 @@ int agent_perf_new(agent_node *node, uint32_t peer, const agent_perf_cfg *cfg, a
     unsigned wr = cfg->slots + 8;
     rv = mrc_cq_new(agent_node_ctx(node), 4 * wr * cfg->qps, &pf->cq);
     for (unsigned i = 0; rv == 0 && i < cfg->qps; i++) {
-        perf_qp *q = &pf->q[i];
-        size_t len = (size_t)cfg->slots * cfg->size;
-        q->mem = util_xcalloc(1, len);
-        q->psn = (uint32_t)mix(agent_now() + i) & 0xffffff;
-        rv = agent_node_qp_new(node, peer, pf->cq, wr, pf, &q->qp);
-        if (rv == 0) {
-            rv = mrc_reg_mr(agent_node_ctx(node), q->mem, len,
-                            MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE, &q->mr);
-        }
+        rv = agent_qpmem_init(&pf->q[i].m, node, peer, pf->cq, wr, (size_t)cfg->slots * cfg->size,
+                              pf);
     }
     if (rv != 0) {
         snprintf(err, errlen, "cannot make a QP toward %s: %s",
@@ -461,13 +430,7 @@ void agent_perf_free(agent_perf *pf)
         event_free(pf->deadline);
     }
     for (unsigned i = 0; i < pf->cfg.qps; i++) {
-        if (pf->q[i].qp) {
-            agent_node_qp_free(pf->node, pf->q[i].qp);
-        }
-        if (pf->q[i].mr) {
-            mrc_dereg_mr(pf->q[i].mr);
-        }
-        free(pf->q[i].mem);
+        agent_qpmem_fini(&pf->q[i].m, pf->node);
     }
     mrc_cq_free(pf->cq);
     free(pf->q);
@@ -480,32 +443,9 @@ json_object *agent_perf_local(const agent_perf *pf)
 {
     json_object *a = json_object_new_array();
     for (unsigned i = 0; i < pf->cfg.qps; i++) {
-        const perf_qp *q = &pf->q[i];
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "qpn", json_object_new_uint64(mrc_qp_num(q->qp)));
-        json_object_object_add(o, "psn", json_object_new_uint64(q->psn));
-        json_object_object_add(o, "addr", json_object_new_uint64((uint64_t)(uintptr_t)q->mem));
-        json_object_object_add(o, "rkey", json_object_new_uint64(mrc_mr_rkey(q->mr)));
-        json_object_object_add(o, "len",
-                               json_object_new_uint64((uint64_t)pf->cfg.slots * pf->cfg.size));
-        json_object_array_add(a, o);
+        json_object_array_add(a, agent_qpmem_info(&pf->q[i].m));
     }
     return a;
-}
-
-static bool get_u64(json_object *o, const char *key, uint64_t max, uint64_t *pv)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int)) {
-        return false;
-    }
-    errno = 0;
-    uint64_t x = json_object_get_uint64(v);
-    if (errno || x > max || json_object_get_int64(v) < 0) {
-        return false;
-    }
-    *pv = x;
-    return true;
 }
 
 int agent_perf_connect(agent_perf *pf, json_object *remote, char *err, size_t errlen)
@@ -520,31 +460,13 @@ int agent_perf_connect(agent_perf *pf, json_object *remote, char *err, size_t er
         return -EINVAL;
     }
     for (unsigned i = 0; i < pf->cfg.qps; i++) {
-        json_object *o = json_object_array_get_idx(remote, i);
-        uint64_t qpn, psn, addr, rkey, len;
-        if (!get_u64(o, "qpn", 0xffffff, &qpn) || !get_u64(o, "psn", 0xffffff, &psn) ||
-            !get_u64(o, "addr", UINT64_MAX, &addr) || !get_u64(o, "rkey", UINT32_MAX, &rkey) ||
-            !get_u64(o, "len", UINT64_MAX, &len)) {
-            snprintf(err, errlen, "QP %u of the peer needs qpn and psn (24 bits), addr, rkey, len",
-                     i);
-            return -EINVAL;
-        }
-        if (len < (uint64_t)pf->cfg.slots * pf->cfg.size) {
-            snprintf(err, errlen,
-                     "the peer's buffer of QP %u holds %" PRIu64 " bytes, not %" PRIu64, i, len,
-                     (uint64_t)pf->cfg.slots * pf->cfg.size);
-            return -EINVAL;
-        }
-        pf->q[i].raddr = addr;
-        pf->q[i].rkey = (uint32_t)rkey;
-        int rv = agent_node_qp_connect(pf->node, pf->q[i].qp, (uint32_t)qpn, (uint32_t)psn,
-                                       pf->q[i].psn);
+        int rv = agent_qpmem_connect(&pf->q[i].m, pf->node, json_object_array_get_idx(remote, i),
+                                     (uint64_t)pf->cfg.slots * pf->cfg.size, err, errlen);
         if (rv != 0) {
-            snprintf(err, errlen, "QP %u: %s", i, mrc_strerror(rv));
             return rv;
         }
         if (pf->cfg.role != AGENT_PERF_SOURCE) {
-            post_recvs(&pf->q[i], pf->cfg.slots + 8);
+            agent_qpmem_post_recvs(&pf->q[i].m, pf->cfg.slots + 8);
         }
     }
     pf->connected = true;

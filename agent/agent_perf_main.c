@@ -21,36 +21,46 @@
 #define PERF_LINE 262144
 
 typedef struct perf_opts {
-    const char *agent, *port, *bind, *test;
-    uint64_t size, qps, slots, iters;
+    const char *agent, *port, *bind, *test, *hosts;
+    uint64_t size, qps, slots, iters, progress;
+    long rank;
     double duration;
-    bool once;
+    bool once, size_set;
 } perf_opts;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mrc-perf server [--port P] [--bind ADDR] [--once] [--agent SOCK]\n"
-            "       mrc-perf client SERVER [--port P] [--test bw|lat] [--size B] [--qps N]\n"
-            "                [--duration S] [--iters N] [--slots N] [--agent SOCK]\n"
-            "       mrc-perf status|evs [--agent SOCK]\n\n"
-            "  bw: the client writes SIZE-byte messages (Write with Immediate) on N QPs for S\n"
-            "  seconds, at most SLOTS/2 in flight per QP; the server checks every byte.\n"
-            "  lat: one QP, one message at a time, echoed back; latency is half the round trip.\n"
-            "  Setup goes over TCP to SERVER:P (default %s); each side's agent is at SOCK\n"
-            "  (default %s). The client prints one JSON object and exits 1 if a byte was wrong\n"
-            "  or a QP failed. status prints the local agent's state and counters, evs every EV\n"
-            "  of its QPs with its path and state.\n",
-            PERF_PORT, AGENT_API_DEFAULT);
+    fprintf(
+        f,
+        "usage: mrc-perf server [--port P] [--bind ADDR] [--once] [--agent SOCK]\n"
+        "       mrc-perf client SERVER [--port P] [--test bw|lat] [--size B] [--qps N]\n"
+        "                [--duration S] [--iters N] [--slots N] [--agent SOCK]\n"
+        "       mrc-perf ring --hosts A,B,... [--rank R] [--size B] [--duration S] [--iters N]\n"
+        "                [--progress MS] [--port P] [--agent SOCK]\n"
+        "       mrc-perf status|evs [--agent SOCK]\n\n"
+        "  bw: the client writes SIZE-byte messages (Write with Immediate) on N QPs for S\n"
+        "  seconds, at most SLOTS/2 in flight per QP; the server checks every byte.\n"
+        "  lat: one QP, one message at a time, echoed back; latency is half the round trip.\n"
+        "  Setup goes over TCP to SERVER:P (default %s); each side's agent is at SOCK\n"
+        "  (default %s). The client prints one JSON object and exits 1 if a byte was wrong\n"
+        "  or a QP failed.\n"
+        "  ring: one rank of a ring all-reduce (float32 sum of SIZE bytes, default 4 MiB)\n"
+        "  over the hosts' setup addresses in order, run on every host; the rank is this\n"
+        "  host's place in the list (found among its addresses, or --rank); every element\n"
+        "  of every result is checked; --progress prints a JSON line every MS ms.\n"
+        "  status prints the local agent's state and counters, evs every EV\n"
+        "  of its QPs with its path and state.\n",
+        PERF_PORT, AGENT_API_DEFAULT);
 }
 
-/* One JSON object per line over the setup connection. */
+/* One JSON object per line over the setup connection: written straight to the socket, read
+ * through the FILE (a stdio stream may not switch from reading to writing on a socket). */
 static int send_line(FILE *f, json_object *o)
 {
-    int rv = fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ||
-                     fflush(f) != 0
-                 ? -EIO
-                 : 0;
+    int rv =
+        dprintf(fileno(f), "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0
+            ? -EIO
+            : 0;
     json_object_put(o);
     return rv;
 }
@@ -120,7 +130,8 @@ static json_object *create_req(const char *peer, const char *role, json_object *
     return o;
 }
 
-static FILE *tcp_open(const char *host, const char *port, bool listen_, const char *bind_)
+static FILE *tcp_open(const char *host, const char *port, bool listen_, const char *bind_,
+                      bool quiet)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
                              .ai_flags = listen_ ? AI_PASSIVE : 0,
@@ -132,6 +143,7 @@ static FILE *tcp_open(const char *host, const char *port, bool listen_, const ch
                 gai_strerror(rv));
         return NULL;
     }
+
     for (ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         int one = 1;
@@ -140,8 +152,10 @@ static FILE *tcp_open(const char *host, const char *port, bool listen_, const ch
         }
         if (fd >= 0 && (listen_ ? bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 4) != 0
                                 : connect(fd, ai->ai_addr, ai->ai_addrlen) != 0)) {
-            fprintf(stderr, "mrc-perf: %s port %s: %s\n", listen_ ? "listen" : host, port,
-                    strerror(errno));
+            if (!quiet) {
+                fprintf(stderr, "mrc-perf: %s port %s: %s\n", listen_ ? "listen" : host, port,
+                        strerror(errno));
+            }
             close(fd);
             fd = -1;
         }
@@ -225,9 +239,168 @@ static int status(const perf_opts *po, const char *what)
     return 0;
 }
 
+/* Whether |addr| (text) is one of this host's addresses. */
+static bool is_local(const char *addr)
+{
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST}, *res;
+    if (getaddrinfo(addr, NULL, &hints, &res) != 0) {
+        return false;
+    }
+    int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    bool local = fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return local;
+}
+
+/* Sends |to_next| and |to_prev| to the neighbours, then reads what each sent: every rank
+ * sends before it reads, or the ring would wait on itself. 0, or -EIO when one left. */
+static int swap(FILE *nf, FILE *pf, json_object *to_next, json_object *to_prev, char *buf,
+                json_object **pfrom_next, json_object **pfrom_prev)
+{
+    int a = send_line(nf, to_next), b = send_line(pf, to_prev);
+    *pfrom_next = a == 0 && b == 0 ? read_line(nf, buf) : NULL;
+    *pfrom_prev = *pfrom_next ? read_line(pf, buf) : NULL;
+    return *pfrom_prev ? 0 : -EIO;
+}
+
+static int ring(const perf_opts *po)
+{
+    char *list = util_xstrdup(po->hosts), *save = NULL, *hosts[128], err[256];
+    unsigned n = 0;
+    long rank = po->rank;
+    int rv = 1, fd = -1;
+    FILE *lf = NULL, *nf = NULL, *pf = NULL;
+    char *buf = util_xmalloc(PERF_LINE);
+    json_object *hello = NULL, *nh = NULL, *ph = NULL, *made = NULL, *nq = NULL, *pq = NULL,
+                *res = NULL;
+    for (char *t = strtok_r(list, ",", &save); t && n < 128; t = strtok_r(NULL, ",", &save)) {
+        hosts[n++] = t;
+    }
+    for (unsigned i = 0; rank < 0 && i < n; i++) {
+        rank = is_local(hosts[i]) ? (long)i : -1;
+    }
+    if (n < 2 || rank < 0 || rank >= (long)n) {
+        fprintf(stderr, "mrc-perf: ring needs 2..128 --hosts with this host among them "
+                        "(or --rank)\n");
+        goto out;
+    }
+    if ((fd = agent_api_connect(po->agent, err, sizeof(err))) < 0) {
+        fprintf(stderr, "mrc-perf: %s\n", err);
+        goto out;
+    }
+    if (!(hello = ask(fd, op("hello"))) ||
+        !(lf = tcp_open(NULL, po->port, true, po->bind, false))) {
+        goto out;
+    }
+    /* the next rank may not listen yet: try for 30 s */
+    const char *next = hosts[(rank + 1) % n];
+    for (int i = 0; i < 300 && !nf; i++) {
+        nf = tcp_open(next, po->port, false, NULL, i < 299);
+        if (!nf) {
+            usleep(100000);
+        }
+    }
+    int pfd = nf ? accept(fileno(lf), NULL, NULL) : -1;
+    if (!nf || pfd < 0 || !(pf = fdopen(pfd, "r+"))) {
+        fprintf(stderr, "mrc-perf: the ring's neighbours did not come (next %s)\n", next);
+        goto out;
+    }
+    json_object *me = json_object_new_object();
+    json_object_object_add(me, "host", json_object_get(field(hello, "host")));
+    if (swap(nf, pf, json_object_get(me), me, buf, &nh, &ph) != 0 || !str_of(nh, "host") ||
+        !str_of(ph, "host")) {
+        fprintf(stderr, "mrc-perf: a neighbour does not speak mrc-perf ring\n");
+        goto out;
+    }
+    json_object *rc = op("ring_create");
+    json_object_object_add(rc, "prev", json_object_new_string(str_of(ph, "host")));
+    json_object_object_add(rc, "next", json_object_new_string(str_of(nh, "host")));
+    json_object_object_add(rc, "rank", json_object_new_int64(rank));
+    json_object_object_add(rc, "ranks", json_object_new_int64(n));
+    json_object_object_add(rc, "size", json_object_new_uint64(po->size_set ? po->size : 4u << 20));
+    if (!(made = ask(fd, rc))) {
+        goto out;
+    }
+    if (swap(nf, pf, json_object_get(field(made, "to_next")),
+             json_object_get(field(made, "from_prev")), buf, &nq, &pq) != 0) {
+        fprintf(stderr, "mrc-perf: a neighbour left during setup\n");
+        goto out;
+    }
+    json_object *cn = op("ring_connect");
+    json_object_object_add(cn, "next", json_object_get(nq));
+    json_object_object_add(cn, "prev", json_object_get(pq));
+    json_object *ok = ask(fd, cn);
+    if (!ok) {
+        goto out;
+    }
+    json_object_put(ok);
+    /* both neighbours connected before anyone writes */
+    json_object *ready = json_object_new_object();
+    json_object_object_add(ready, "ready", json_object_new_boolean(1));
+    json_object *r1, *r2;
+    bool both = swap(nf, pf, json_object_get(ready), ready, buf, &r1, &r2) == 0;
+    json_object_put(r1);
+    json_object_put(r2);
+    if (!both) {
+        fprintf(stderr, "mrc-perf: a neighbour left during setup\n");
+        goto out;
+    }
+    json_object *run = op("ring_run");
+    json_object_object_add(run, "duration_ms",
+                           json_object_new_uint64((uint64_t)(po->duration * 1e3)));
+    json_object_object_add(run, "iters", json_object_new_uint64(po->iters));
+    json_object_object_add(run, "progress_ms", json_object_new_uint64(po->progress));
+    if (!(res = ask(fd, run))) {
+        goto out;
+    }
+    while (field(res, "progress")) {
+        printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+        fflush(stdout);
+        json_object_put(res);
+        res = NULL;
+        if (agent_api_read(fd, &res, err, sizeof(err)) != 0) {
+            fprintf(stderr, "mrc-perf: %s\n", err);
+            goto out;
+        }
+    }
+    printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
+    rv = json_object_get_int64(field(res, "elements_bad")) != 0 ||
+                 json_object_get_int64(field(res, "errors")) != 0 ||
+                 json_object_get_int64(field(res, "out_of_order")) != 0 ||
+                 json_object_get_boolean(field(res, "qp_error"))
+             ? 1
+             : 0;
+out:
+    json_object_put(hello);
+    json_object_put(nh);
+    json_object_put(ph);
+    json_object_put(made);
+    json_object_put(nq);
+    json_object_put(pq);
+    json_object_put(res);
+    if (nf) {
+        fclose(nf);
+    }
+    if (pf) {
+        fclose(pf);
+    }
+    if (lf) {
+        fclose(lf);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(buf);
+    free(list);
+    return rv;
+}
+
 static int server(const perf_opts *po)
 {
-    FILE *lf = tcp_open(NULL, po->port, true, po->bind);
+    FILE *lf = tcp_open(NULL, po->port, true, po->bind, false);
     char *buf = util_xmalloc(PERF_LINE);
     int rv = 1;
     if (!lf) {
@@ -270,7 +443,7 @@ static int client(const char *srv, const perf_opts *po)
         fprintf(stderr, "mrc-perf: %s\n", err);
         goto out;
     }
-    if (!(hello = ask(fd, op("hello"))) || !(f = tcp_open(srv, po->port, false, NULL))) {
+    if (!(hello = ask(fd, op("hello"))) || !(f = tcp_open(srv, po->port, false, NULL, false))) {
         goto out;
     }
     json_object *me = json_object_new_object();
@@ -352,14 +525,24 @@ int main(int argc, char **argv)
                     .size = 65536,
                     .qps = 1,
                     .slots = 16,
-                    .duration = 5};
+                    .duration = 5,
+                    .rank = -1};
     static const struct option longs[] = {
-        {"agent", required_argument, NULL, 'a'},    {"port", required_argument, NULL, 'p'},
-        {"bind", required_argument, NULL, 'b'},     {"test", required_argument, NULL, 't'},
-        {"size", required_argument, NULL, 's'},     {"qps", required_argument, NULL, 'q'},
-        {"slots", required_argument, NULL, 'S'},    {"iters", required_argument, NULL, 'n'},
-        {"duration", required_argument, NULL, 'd'}, {"once", no_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"agent", required_argument, NULL, 'a'},
+        {"port", required_argument, NULL, 'p'},
+        {"bind", required_argument, NULL, 'b'},
+        {"test", required_argument, NULL, 't'},
+        {"size", required_argument, NULL, 's'},
+        {"qps", required_argument, NULL, 'q'},
+        {"slots", required_argument, NULL, 'S'},
+        {"iters", required_argument, NULL, 'n'},
+        {"duration", required_argument, NULL, 'd'},
+        {"once", no_argument, NULL, 'o'},
+        {"hosts", required_argument, NULL, 'H'},
+        {"rank", required_argument, NULL, 'r'},
+        {"progress", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     char *end;
@@ -380,6 +563,16 @@ int main(int argc, char **argv)
             break;
         case 's':
             po.size = strtoull(optarg, &end, 10);
+            po.size_set = true;
+            break;
+        case 'H':
+            po.hosts = optarg;
+            break;
+        case 'r':
+            po.rank = strtol(optarg, &end, 10);
+            break;
+        case 'P':
+            po.progress = strtoull(optarg, &end, 10);
             break;
         case 'q':
             po.qps = strtoull(optarg, &end, 10);
@@ -403,7 +596,7 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (strchr("sqSnd", c) && (errno || *end || end == optarg)) {
+        if (strchr("sqSndrP", c) && (errno || *end || end == optarg)) {
             fprintf(stderr, "mrc-perf: --%s needs a number, not '%s'\n",
                     c == 's'   ? "size"
                     : c == 'q' ? "qps"
@@ -420,6 +613,9 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (optind + 1 == argc && strcmp(argv[optind], "ring") == 0 && po.hosts) {
+        return ring(&po);
+    }
     if (optind + 1 == argc &&
         (strcmp(argv[optind], "status") == 0 || strcmp(argv[optind], "evs") == 0)) {
         return status(&po, argv[optind]);
