@@ -62,8 +62,11 @@ reader=tok-reader-bench-0000000001
     echo "# TOKEN ROLE NAME"
     echo "$reader reader bench-reader"
     echo "tok-operator-bench-00000001 operator bench-operator"
-    # one token per agent connection: the health engine counts reporters by token name
+    # push subscribers hold agent tokens; the report load comes over prober tokens, which may
+    # report for any host (an agent's only for its own), one per connection: the health
+    # engine counts reporters by token name
     for i in $(seq -w 0 63); do echo "tok-agent-bench-00000000$i agent agent-$i"; done
+    for i in $(seq -w 0 63); do echo "tok-prober-bench-0000000$i prober prober-$i"; done
 } >"$tmp/tokens"
 
 verdicts=()

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* bench_ctl_reports: agent reports against a live mrc-controller as fast as it takes them.
- * Many agents report at once over keep-alive connections (one report in flight each, a token
- * of the agent role per connection, round robin over the tokens file's agent tokens). The
+ * Many reporters at once over keep-alive connections (one report in flight each, a token of
+ * the prober role per connection, round robin over the tokens file's prober tokens: an agent
+ * token reports only for its own host, a prober's for any). The
  * reporters walk every host of the fabric in a scrambled order, as a fabric's agents would
  * each report in turn; a host always names the same peers and EVs, so the controller sees
  * the host pairs and paths of a real fabric. A few T0-T1 links of one plane are made lossy so
@@ -302,9 +303,9 @@ int main(int argc, char **argv)
                              (unsigned)(h3(&g, 77, i, 2) % fab_topo_nt1(topo, 3))};
     }
     char *tokens[MAX_TOKENS];
-    int ntokens = bench_tokens(tokfile, "agent", tokens, MAX_TOKENS);
+    int ntokens = bench_tokens(tokfile, "prober", tokens, MAX_TOKENS);
     if (ntokens <= 0) {
-        fprintf(stderr, "bench_ctl_reports: no agent token in %s\n", tokfile);
+        fprintf(stderr, "bench_ctl_reports: no prober token in %s\n", tokfile);
         return 2;
     }
 
