@@ -164,6 +164,8 @@ static json_object *evs(const agent_api *api)
             json_object_object_add(o, "state", json_object_new_string(states[st.state & 3]));
             json_object_object_add(o, "sent", json_object_new_uint64(st.pkts_sent));
             json_object_object_add(o, "lost", json_object_new_uint64(st.lost + st.timeouts));
+            json_object_object_add(o, "probes_sent", json_object_new_uint64(st.probes_sent));
+            json_object_object_add(o, "probes_ok", json_object_new_uint64(st.probes_ok));
             json_object_array_add(a, o);
         }
     }

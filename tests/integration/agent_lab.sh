@@ -24,6 +24,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
 nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
+# a process in host $1's namespace, in the background: $! is the process itself (a function
+# put in the background would be a subshell, and killing that leaves its child running)
+bgx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@" & }
 fail() {
     echo "FAIL: $*"
     tail -n 20 "$work"/*.log 2>/dev/null || true
@@ -37,7 +40,7 @@ print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
 
 lab up >/dev/null
 agent() {
-    nsx "$1" "$bin/mrc-agent" --topology "$topo" --host "$1" >"$work/agent-$1.log" 2>&1 &
+    bgx "$1" "$bin/mrc-agent" --topology "$topo" --host "$1" >"$work/agent-$1.log" 2>&1
     pids+=($!)
 }
 for h in h0 h2 h5 h7; do agent "$h"; done
@@ -51,11 +54,11 @@ echo "PASS: four agents up"
 run() {
     local src=$1 dst=$2 port=$3
     shift 3
-    nsx "$dst" "$bin/mrc-perf" server --once --port "$port" >"$work/srv-$dst.log" 2>&1 &
+    bgx "$dst" "$bin/mrc-perf" server --once --port "$port" >"$work/srv-$dst.log" 2>&1
     pids+=($!)
     sleep 0.2
-    nsx "$src" "$bin/mrc-perf" client "$(lab addr "$dst")" --port "$port" "$@" \
-        >"$work/$src-$dst.json" 2>"$work/cli-$src.log" &
+    bgx "$src" "$bin/mrc-perf" client "$(lab addr "$dst")" --port "$port" "$@" \
+        >"$work/$src-$dst.json" 2>"$work/cli-$src.log"
     pids+=($!)
     clients+=($!)
 }
@@ -138,8 +141,8 @@ echo "PASS: $((after - before)) garbage packets refused and counted; h5 still ca
 hosts=$(for h in h0 h2 h5 h7; do lab addr "$h"; done | paste -sd,)
 rings=()
 for h in h2 h5 h7 h0; do
-    nsx "$h" "$bin/mrc-perf" ring --hosts "$hosts" --duration 3 --port 7480 \
-        >"$work/ring-$h.json" 2>"$work/ring-$h.log" &
+    bgx "$h" "$bin/mrc-perf" ring --hosts "$hosts" --duration 3 --port 7480 \
+        >"$work/ring-$h.json" 2>"$work/ring-$h.log"
     rings+=($!)
     pids+=($!)
 done
