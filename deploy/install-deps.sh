@@ -9,7 +9,7 @@ packages=(
     libnl-3-dev libnl-route-3-dev check
     clang libclang-rt-14-dev
     libssl-dev openssl
-    iproute2 nftables ethtool procps tshark python3 valgrind curl wrk
+    iproute2 nftables ethtool procps tshark python3 valgrind curl wrk iperf3
 )
 # promtool checks /metrics (tests/controller/live.sh); Debian ships it only with the server
 # (a 19 MB download, 96 MB installed), which is kept from running below

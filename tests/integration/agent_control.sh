@@ -114,6 +114,12 @@ e=[x for x in json.load(sys.stdin)["evs"] if x["plane"]==int(sys.argv[1]) and x[
 print(sum(x["state"]==sys.argv[3] for x in e), len(e))' "$@"
 }
 
+probes() {
+    nsx h0 "$bin/mrc-perf" evs | python3 -c 'import json,sys
+e=[x for x in json.load(sys.stdin)["evs"] if x["plane"]==0 and x["t1"]==0]
+print(sum(x["probes_sent"] for x in e), sum(x["probes_ok"] for x in e))'
+}
+
 # 1. a denylist entry on p0-t0-0~p0-t1-1 reaches the agent within 1 s and its link goes quiet
 uplink=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
 transfer 6
@@ -152,27 +158,35 @@ table inet labfault {
     chain post { type filter hook postrouting priority 0; oifname "$lossy" numgen random mod 100 < 30 counter drop; }
 }
 EOF
-transfer 7
+transfer 10
 best=0
 total=0
-for _ in $(seq 25); do
+t0=$(now_ms)
+while [ $(($(now_ms) - t0)) -lt 2500 ]; do
     sleep 0.1
     read -r bad all < <(evs_in 0 0 assumed_bad)
     [ "$bad" -gt "$best" ] && best=$bad
     [ "$all" -gt "$total" ] && total=$all
 done
+read -r sent0 ok0 < <(probes)
 nsx p0-t0-0 nft delete table inet labfault
 [ "$total" -gt 0 ] && [ "$best" -ge $((total * 3 / 4)) ] ||
     fail "only $best of the $total EVs over the lossy link went ASSUMED_BAD"
 echo "PASS: $best of the $total EVs over the lossy link were ASSUMED_BAD at once"
+# the engine keeps probing them: once healed, its probes come back (the EVs then return to
+# use, though the lab's software switches reorder enough that some fall back for a while)
+came=0
 t0=$(now_ms)
-while :; do
-    read -r good all < <(evs_in 0 0 good)
-    [ "$good" -ge $((total * 3 / 4)) ] && break
-    [ $(($(now_ms) - t0)) -lt 4000 ] || fail "after the heal only $good of $total EVs came back"
+while [ $(($(now_ms) - t0)) -lt 3000 ] && [ "$came" -lt "$total" ]; do
     sleep 0.1
+    read -r good all < <(evs_in 0 0 good)
+    [ "$good" -gt "$came" ] && came=$good
 done
-echo "PASS: healed: $good of the $total EVs GOOD again $(($(now_ms) - t0)) ms later (probes)"
+read -r sent1 ok1 < <(probes)
+[ "$came" -ge $((total * 3 / 4)) ] ||
+    fail "after the heal only $came of $total EVs came back ($sent0/$ok0 -> $sent1/$ok1 probes sent/answered)"
+echo "PASS: healed: $came of the $total EVs GOOD again within $(($(now_ms) - t0)) ms" \
+    "($((ok1 - ok0)) of $((sent1 - sent0)) probes answered)"
 check_transfer "over a 30 % lossy link, then healed"
 
 # 3. h0's plane-1 port goes down mid-transfer and comes back
