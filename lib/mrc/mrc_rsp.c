@@ -218,7 +218,7 @@ static inline bool data_in_order(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_r
                                  uint64_t now)
 {
     uint32_t psn = pkt->h.psn, mtu = qp->attr.path_mtu;
-    uint32_t k = (uint32_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1));
+    uint32_t k = (uint16_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1)); /* mod 2^16 */
     if (psn != ((qp->cack + 1) & 0xffffff) || qp->ooo || pkt->h.opcode != MRC_OP_WRITE_MIDDLE ||
         pkt->payload_len != mtu || (pkt->h.flags & 0x80) || info->ecn == MRC_ECN_CE ||
         (info->flags & MRC_RX_NOBUF) || k > qp->rmsg_mask ||
@@ -300,7 +300,7 @@ void mrc_rsp_on_data(mrc_qp *qp, const mrc_data_rx *pkt, const mrc_rx_info *info
         return;
     }
     /* the message: its 24-bit MSN from the 16 bits in METH, relative to the in-order frontier */
-    uint32_t k = (uint32_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1));
+    uint32_t k = (uint16_t)(pkt->h.msn - (uint16_t)(qp->msn_done + 1)); /* mod 2^16 */
     uint32_t mtu = qp->attr.path_mtu;
     uint8_t op = pkt->h.opcode;
     bool imm = op == MRC_OP_WRITE_LAST_IMM || op == MRC_OP_WRITE_ONLY_IMM;

@@ -388,6 +388,24 @@ START_TEST(test_mrc_pair_dup_reorder)
 }
 END_TEST
 
+/* METH carries 16 bits of the 24-bit MSN: a message past the 16-bit wrap that arrives while
+ * the one before it is still open is the next message, not a request to refuse. */
+START_TEST(test_mrc_pair_msn_wrap)
+{
+    pair_cfg c;
+    pair_cfg_default(&c);
+    c.msgs = 70000;
+    c.size = 4096; /* one packet each: the wrap comes after 64 Ki packets */
+    c.slots = 16;
+    c.reorder = 0.05;
+    c.loss = 0.001;
+    pair_result r;
+    run(&c, &r, NULL);
+    all_delivered(&c, &r);
+    ck_assert(!r.qp_error);
+}
+END_TEST
+
 static void same_result(const pair_result *a, const pair_result *b)
 {
     ck_assert_uint_eq(a->messages_completed, b->messages_completed);
@@ -523,6 +541,7 @@ Suite *mrc_pair_suite(void)
     tcase_add_test(tc, test_mrc_pair_dead_peer_small_budget);
     tcase_add_test(tc, test_mrc_pair_dead_peer);
     tcase_add_test(tc, test_mrc_pair_dup_reorder);
+    tcase_add_test(tc, test_mrc_pair_msn_wrap);
     tcase_add_test(tc, test_mrc_pair_deterministic);
     tcase_add_test(tc, test_mrc_pair_byte_check_catches_corruption);
     tcase_add_test(tc, test_mrc_pair_icrc_guards_memory);
