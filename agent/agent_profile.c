@@ -31,48 +31,6 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The whole of |data| as one JSON value, or a sentence saying where json-c stopped. */
-static json_object *body_parse(const char *data, size_t len, char *err, size_t errlen)
-{
-    if (len > INT32_MAX) {
-        say(err, errlen, "%zu bytes is too large", len);
-        return NULL;
-    }
-    json_tokener *tok = json_tokener_new();
-    if (!tok) {
-        say(err, errlen, "out of memory");
-        return NULL;
-    }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-    json_object *root = json_tokener_parse_ex(tok, data, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    if (jerr == json_tokener_continue && end == len) {
-        /* a number or literal at the very end ("null") is only complete once the tokener sees
-         * the end of the text, which a NUL marks */
-        root = json_tokener_parse_ex(tok, "", 1);
-        jerr = json_tokener_get_error(tok);
-        end = len;
-    }
-    while (jerr == json_tokener_success && end < len && strchr(" \t\r\n", data[end]) &&
-           data[end] != '\0') {
-        end++;
-    }
-    if (jerr != json_tokener_success || end != len) {
-        say(err, errlen, "not JSON: at byte %zu: %s", end,
-            jerr == json_tokener_continue || jerr == json_tokener_error_parse_eof
-                ? "the text ends early"
-            : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
-                                           : "text after the JSON value");
-        json_object_put(root);
-        root = NULL;
-    } else if (!root) {
-        say(err, errlen, "the top level must be an object, not null");
-    }
-    json_tokener_free(tok);
-    return root;
-}
-
 /* The parser's state: the body's names for where it is, and the error sentence. */
 typedef struct ctx {
     const fab_topo *topo;
@@ -529,7 +487,9 @@ int agent_profile_parse(const fab_topo *topo, const char *json, size_t len, agen
     int rv = -EINVAL;
     agent_profile *prof = NULL;
     uint64_t *seen[FAB_MAX_PLANES] = {0};
-    json_object *root = body_parse(json ? json : "", json ? len : 0, err, errlen), *ports, *classes;
+    json_object *root =
+                    util_json_parse("profile body", json ? json : "", json ? len : 0, err, errlen),
+                *ports, *classes;
     if (!root) {
         goto out;
     }

@@ -157,4 +157,9 @@ int util_http_request(const char *url, const char *method, const char *bearer, c
                       const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
                       size_t errlen);
 
+/* |data| (|len| bytes) as exactly one JSON value (strict; trailing whitespace allowed), or NULL
+ * with a sentence naming |what| ("profile body") and the byte where it stopped. */
+json_object *util_json_parse(const char *what, const char *data, size_t len, char *err,
+                             size_t errlen);
+
 #endif
