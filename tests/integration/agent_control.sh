@@ -25,21 +25,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
-nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
-# a process in host $1's namespace, in the background: $! is the process itself (a function
-# put in the background would be a subshell, and killing that leaves its child running)
-bgx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@" & }
-fail() {
-    echo "FAIL: $*"
-    tail -n 15 "$work"/*.log 2>/dev/null || true
-    exit 1
-}
-jq_() { python3 -c 'import json,sys
-v=json.load(sys.stdin)
-for k in sys.argv[1:]: v=v[int(k)] if isinstance(v,list) else v[k]
-print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
-now_ms() { date +%s%3N; }
+# shellcheck source=tests/integration/agent_common.sh
+source "$root/tests/integration/agent_common.sh"
 
 lab up >/dev/null
 port=$((20000 + $$ % 20000))

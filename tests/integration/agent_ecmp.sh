@@ -26,15 +26,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-fail() {
-    echo "FAIL: $*"
-    tail -n 15 "$work"/*.log 2>/dev/null || true
-    exit 1
-}
-jq_() { python3 -c 'import json,sys
-v=json.load(sys.stdin)
-for k in sys.argv[1:]: v=v[int(k)] if isinstance(v,list) else v[k]
-print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
+# shellcheck source=tests/integration/agent_common.sh
+source "$root/tests/integration/agent_common.sh"
 # the inner address of host $1's port $2
 addr() { awk -v h="$1" -v p="$2" '$1 == h && $2 == p {print $4}' < <("$bin/mrcctl" -t "$topo" topo hosts); }
 

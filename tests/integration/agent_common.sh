@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# What the agent's integration tests share; sourced after they set bin, topo, prefix, work.
+# shellcheck shell=bash
+
+lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
+nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
+# a process in host $1's namespace, in the background: $! is the process itself (a function
+# put in the background would be a subshell, and killing that leaves its child running)
+bgx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@" & }
+fail() {
+    echo "FAIL: $*"
+    tail -n 20 "$work"/*.log 2>/dev/null || true
+    exit 1
+}
+# a field of a JSON document on stdin, by a path of keys and indexes
+jq_() { python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1:]: v=v[int(k)] if isinstance(v,list) else v[k]
+print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
+now_ms() { date +%s%3N; }
