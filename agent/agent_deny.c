@@ -33,39 +33,10 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *type_name(json_type type)
-{
-    switch (type) {
-    case json_type_null:
-        return "null";
-    case json_type_boolean:
-        return "true or false";
-    case json_type_double:
-        return "a number";
-    case json_type_int:
-        return "an integer";
-    case json_type_object:
-        return "an object";
-    case json_type_array:
-        return "an array";
-    default:
-        return "a string";
-    }
-}
-
-/* Member |key| of |o| (|where| names |o|: "" or "entries[3].") if it has type |type|; NULL
- * with a sentence if it is missing or of another type. */
 static json_object *member(json_object *o, const char *where, const char *key, json_type type,
                            char *err, size_t errlen)
 {
-    json_object *v = NULL;
-    bool has = json_object_object_get_ex(o, key, &v);
-    if (!has || !json_object_is_type(v, type)) {
-        say(err, errlen, "denylist body: %s%s %s: it must be %s", where, key,
-            has ? "has the wrong type" : "is missing", type_name(type));
-        return NULL;
-    }
-    return v;
+    return util_json_member("denylist body", o, where, key, type, err, errlen);
 }
 
 int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_deny **pset,
@@ -81,7 +52,7 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
     }
     if (!json_object_is_type(root, json_type_object)) {
         say(err, errlen, "denylist body: the top level must be an object, not %s",
-            type_name(json_object_get_type(root)));
+            util_json_type_name(json_object_get_type(root)));
         goto out;
     }
     if (!(v = member(root, "", "version", json_type_int, err, errlen)) ||
@@ -107,7 +78,7 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
         snprintf(where, sizeof(where), "entries[%zu].", i);
         if (!json_object_is_type(e, json_type_object)) {
             say(err, errlen, "denylist body: entries[%zu] must be an object, not %s", i,
-                type_name(json_object_get_type(e)));
+                util_json_type_name(json_object_get_type(e)));
             goto out;
         }
         if (!(el = member(e, where, "element", json_type_string, err, errlen)) ||

@@ -14,7 +14,6 @@
 static struct {
     char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *state_dir,
         *oob;
-    bool in_order;
     uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
         report_max;
 } o;
@@ -39,7 +38,6 @@ static const util_opt opts[] = {
     {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 100000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns (NSCC)", false},
     {"timeout", UTIL_OPT_UINT, "14", 1, 24, &o.timeout, "QPs' local ACK timeout: 1.024 us x 2^N (14: 16.8 ms; hosts whose switches are software queue for milliseconds)", false},
     {"reorder_us", UTIL_OPT_UINT, "200", 1, 100000, &o.reorder_us, "first reordering window of loss detection, us (it adapts; a host kernel that forwards in software reorders by far more than a switch)", false},
-    {"in_order", UTIL_OPT_BOOL, "false", 0, 0, &o.in_order, "each EV's packets arrive in order (static paths, and a sender that stays on one CPU: see taskset)", false},
     {"seed", UTIL_OPT_UINT, "0", 0, UINT64_MAX, &o.seed, "the engine's random seed; 0: from the clock", false},
     {"log", UTIL_OPT_STR, "info", 0, 0, &o.log, "log level: debug, info, notice, warning, err", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
@@ -150,7 +148,6 @@ int main(int argc, char **argv)
                          .base_rtt_ns = o.base_rtt_ns,
                          .timeout = (uint8_t)o.timeout,
                          .reorder_ns = o.reorder_us * 1000,
-                         .in_order = o.in_order,
                          .seed = o.seed ? o.seed : agent_now() ^ (uint64_t)host << 40};
     agent_daemon_cfg dc = {.node = nc,
                            .api = o.api,

@@ -118,7 +118,6 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
      * its own packets (veth and every software switch do) */
     set.ev_symmetric = cfg->mode == AGENT_IO_SRV6;
     set.reorder_ns = cfg->reorder_ns;
-    set.ev_in_order = cfg->in_order;
     for (unsigned p = 0; p < set.nports; p++) {
         fab_host_addr(topo, cfg->host, p, set.addr[p]); /* zero for a port not cabled */
     }

@@ -27,7 +27,6 @@ typedef struct agent_node_cfg {
     uint64_t base_rtt_ns;  /* NSCC: the longest path's unloaded round trip */
     uint64_t reorder_ns;   /* the loss detector's first reordering window */
     uint8_t timeout;       /* local ACK timeout: 1.024 us x 2^timeout */
-    bool in_order;         /* each EV's packets arrive in order (mrc_settings.ev_in_order) */
     uint64_t seed;
 } agent_node_cfg;
 

@@ -38,40 +38,10 @@ typedef struct ctx {
     size_t errlen;
 } ctx;
 
-static const char *type_name(json_type type)
-{
-    switch (type) {
-    case json_type_null:
-        return "null";
-    case json_type_boolean:
-        return "true or false";
-    case json_type_double:
-        return "a number";
-    case json_type_int:
-        return "an integer";
-    case json_type_object:
-        return "an object";
-    case json_type_array:
-        return "an array";
-    default:
-        return "a string";
-    }
-}
-
-/* Member |key| of |o| (named |where|, "" or "ports[1].") with type |type|; NULL with a
- * sentence when it is missing or of another type. A number member also takes an integer. */
 static json_object *member(ctx *c, json_object *o, const char *where, const char *key,
                            json_type type)
 {
-    json_object *v = NULL;
-    bool has = json_object_object_get_ex(o, key, &v);
-    if (!has || !(json_object_is_type(v, type) ||
-                  (type == json_type_double && json_object_is_type(v, json_type_int)))) {
-        say(c->err, c->errlen, "%s%s %s: it must be %s", where, key,
-            has ? "has the wrong type" : "is missing", type_name(type));
-        return NULL;
-    }
-    return v;
+    return util_json_member("profile body", o, where, key, type, c->err, c->errlen);
 }
 
 /* An integer member in [lo, hi]. */
@@ -495,7 +465,7 @@ int agent_profile_parse(const fab_topo *topo, const char *json, size_t len, agen
     }
     if (!json_object_is_type(root, json_type_object)) {
         say(err, errlen, "the top level must be an object, not %s",
-            type_name(json_object_get_type(root)));
+            util_json_type_name(json_object_get_type(root)));
         goto out;
     }
     prof = util_xcalloc(1, sizeof(*prof));

@@ -161,5 +161,11 @@ int util_http_request(const char *url, const char *method, const char *bearer, c
  * with a sentence naming |what| ("profile body") and the byte where it stopped. */
 json_object *util_json_parse(const char *what, const char *data, size_t len, char *err,
                              size_t errlen);
+/* "an integer", "an object"...: a JSON type as a sentence names it. */
+const char *util_json_type_name(json_type type);
+/* Member |key| of |o| (|where| names |o| in the body: "" or "entries[3].") if it has |type| (a
+ * number also takes an integer); NULL with a sentence when it is missing or of another type. */
+json_object *util_json_member(const char *what, json_object *o, const char *where, const char *key,
+                              json_type type, char *err, size_t errlen);
 
 #endif

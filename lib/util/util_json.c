@@ -48,3 +48,37 @@ json_object *util_json_parse(const char *what, const char *data, size_t len, cha
     json_tokener_free(tok);
     return root;
 }
+
+const char *util_json_type_name(json_type type)
+{
+    switch (type) {
+    case json_type_null:
+        return "null";
+    case json_type_boolean:
+        return "true or false";
+    case json_type_double:
+        return "a number";
+    case json_type_int:
+        return "an integer";
+    case json_type_object:
+        return "an object";
+    case json_type_array:
+        return "an array";
+    default:
+        return "a string";
+    }
+}
+
+json_object *util_json_member(const char *what, json_object *o, const char *where, const char *key,
+                              json_type type, char *err, size_t errlen)
+{
+    json_object *v = NULL;
+    bool has = json_object_object_get_ex(o, key, &v);
+    if (!has || !(json_object_is_type(v, type) ||
+                  (type == json_type_double && json_object_is_type(v, json_type_int)))) {
+        snprintf(err, errlen, "%s: %s%s %s: it must be %s", what, where, key,
+                 has ? "has the wrong type" : "is missing", util_json_type_name(type));
+        return NULL;
+    }
+    return v;
+}
