@@ -369,10 +369,13 @@ static uint8_t data_opcode(const mrc_swqe *w, bool first, bool last)
 /* The headers of a data packet. A middle packet's are its message's middle headers on that
  * port with a few fields patched; those are built at the message's first middle packet on
  * the port, which spares the per-packet encoding of what the message fixes. */
+/* |last|: the message's last packet. Not read off the A bit in |flags|: the ACK-request bit
+ * is also set on middle packets when the window is nearly full. */
 static size_t data_headers(mrc_qp *qp, const mrc_swqe *w, const mrc_txp *t, const mrc_qev *e,
-                           uint8_t tc, uint8_t flags, uint32_t psn, uint8_t *dest, uint64_t now)
+                           uint8_t tc, uint8_t flags, bool last, uint32_t psn, uint8_t *dest,
+                           uint64_t now)
 {
-    bool first = t->off == 0, last = flags & 0x80;
+    bool first = t->off == 0;
     uint32_t tag = w->msn | 1u << 24;
     if (!first && !last && qp->dtmpl_tag[e->port] == tag) {
         memcpy(dest, qp->dtmpl[e->port], sizeof(qp->dtmpl[0]));
@@ -450,10 +453,10 @@ static inline __attribute__((always_inline)) int send_data(mrc_qp *qp, uint32_t 
         return MRC_ERR_NOBUF;
     }
     uint8_t dscp = qp->dscp_tx[rtx];
-    uint8_t flags = (uint8_t)((t->off + len >= w->length) << 7 | rtx << 5 |
-                              qp->ctx->set.tseth << 4 | ackreq(qp));
-    size_t h = data_headers(qp, w, t, e, (uint8_t)(dscp << 2 | MRC_ECN_ECT0), flags, psn_of(qp, s),
-                            dest, now);
+    bool last = t->off + len >= w->length;
+    uint8_t flags = (uint8_t)(last << 7 | rtx << 5 | qp->ctx->set.tseth << 4 | ackreq(qp));
+    size_t h = data_headers(qp, w, t, e, (uint8_t)(dscp << 2 | MRC_ECN_ECT0), flags, last,
+                            psn_of(qp, s), dest, now);
     if (w->nsge == 1) {
         memcpy(dest + h, (const uint8_t *)(uintptr_t)(w->sge[0].addr + t->off), len);
     } else {
@@ -712,7 +715,7 @@ static int write_run(mrc_qp *qp, mrc_tx_pkt *pkts, unsigned n, uint32_t port_mas
             memcpy(dest, qp->dtmpl[e->port], sizeof(qp->dtmpl[0]));
             mrc_wire_patch_data(dest, tc, e->val, flags, psn, ts, w->remote_addr + off);
         } else {
-            data_headers(qp, w, t, e, tc, flags, psn, dest, now);
+            data_headers(qp, w, t, e, tc, flags, false, psn, dest, now);
         }
         memcpy(dest + qp->dtmpl_len, src + off, mtu);
         pkts[i].len = mrc_finish(qp->ctx, dest, pkts[i].room, qp->dtmpl_len + mtu);

@@ -925,7 +925,10 @@ START_TEST(test_mrc_cc_window_full_probe)
 END_TEST
 
 /* The data packet after which less than an MTU of the window is left asks for a SACK (BTH
- * AckReq), and the responder answers it at once rather than after sack_every packets. */
+ * AckReq), and the responder answers it at once rather than after sack_every packets. The bit
+ * does not make a middle packet a last one (a Write with Immediate's last packet is 4 bytes
+ * longer: the burst form once sent it with a header that did not fit and no length). Loop: 0
+ * a Write, 1 a Write with Immediate. */
 START_TEST(test_mrc_cc_ackreq)
 {
     mrc_test_opts o;
@@ -933,7 +936,10 @@ START_TEST(test_mrc_cc_ackreq)
     cc_opts(&o);
     o.set.sack_every = 16;
     cc_pair(&a, &o, &b, &o, 4 * EMTU);
-    ck_assert_int_eq(post(&a, &b, 1, false, 0, 32 * EMTU), 0);
+    if (_i) {
+        mrc_test_post_recvs(&b, 9, 1);
+    }
+    ck_assert_int_eq(post(&a, &b, 1, _i, 0, 32 * EMTU), 0);
     mrc_test_pkt *p = calloc(8, sizeof(*p));
     for (unsigned round = 0; round < 2; round++) {
         unsigned k = round ? pull_burst(&a, p, 8, 0) : mrc_test_pull_all(&a, p, 8, 0);
@@ -941,6 +947,8 @@ START_TEST(test_mrc_cc_ackreq)
         for (unsigned i = 0; i < 4; i++) {
             ck_assert_msg(p[i].pkt.bth.ackreq == (i == 3), "round %u packet %u: AckReq %u", round,
                           i, p[i].pkt.bth.ackreq);
+            ck_assert_uint_eq(p[i].pkt.bth.opcode,
+                              round || i ? MRC_OP_WRITE_MIDDLE : MRC_OP_WRITE_FIRST);
         }
         ck_assert_uint_eq(mrc_test_stats(&a).ackreq_sent, round + 1);
         mrc_test_pkt s;
@@ -1513,7 +1521,7 @@ Suite *mrc_cc_suite(void)
     tcase_add_test(tc, test_mrc_cc_subtick_rtt);
     tcase_add_test(tc, test_mrc_cc_window_limits);
     tcase_add_test(tc, test_mrc_cc_window_full_probe);
-    tcase_add_test(tc, test_mrc_cc_ackreq);
+    tcase_add_loop_test(tc, test_mrc_cc_ackreq, 0, 2);
     tcase_add_test(tc, test_mrc_cc_shared_window);
     tcase_add_test(tc, test_mrc_cc_penalty_wimm);
     tcase_add_test(tc, test_mrc_cc_penalty_recv);
