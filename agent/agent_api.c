@@ -115,7 +115,14 @@ static json_object *status(const agent_api *api)
     json_object_object_add(io, "tx_unmapped", json_object_new_uint64(st.tx_unmapped));
     json_object_object_add(io, "tx_errors", json_object_new_uint64(st.tx_errors));
     json_object_object_add(io, "tx_blocked", json_object_new_uint64(st.tx_blocked));
+    json_object_object_add(io, "tx_frames", json_object_new_uint64(st.tx_frames));
     json_object_object_add(io, "engine_garbage", json_object_new_uint64(cs.garbage));
+    /* by the wire fault mrc.h names: short, ip, port, opcode, pad, icrc, field */
+    json_object *gb = json_object_new_array();
+    for (unsigned i = 0; i < sizeof(cs.garbage_by_err) / sizeof(cs.garbage_by_err[0]); i++) {
+        json_object_array_add(gb, json_object_new_uint64(cs.garbage_by_err[i]));
+    }
+    json_object_object_add(io, "engine_garbage_by_err", gb);
     json_object_object_add(io, "engine_no_qp", json_object_new_uint64(cs.no_qp));
     json_object_object_add(io, "psu_sent", json_object_new_uint64(cs.psu_sent));
     json_object_object_add(io, "psu_rcvd", json_object_new_uint64(cs.psu_rcvd));
@@ -166,6 +173,7 @@ static json_object *evs(const agent_api *api)
             json_object_object_add(o, "lost", json_object_new_uint64(st.lost + st.timeouts));
             json_object_object_add(o, "probes_sent", json_object_new_uint64(st.probes_sent));
             json_object_object_add(o, "probes_ok", json_object_new_uint64(st.probes_ok));
+            json_object_object_add(o, "probes_lost", json_object_new_uint64(st.probes_lost));
             json_object_array_add(a, o);
         }
     }

@@ -2,10 +2,16 @@
 /* The only glue between the plane ports and the engine. SRv6 mode: packets leave by a raw
  * protocol-41 socket per port, bound to the port's interface (so its route is the port's
  * own, not the best of every port's) and to the uSID address its T0 leaves in the outer
- * header, with the path as the outer destination; they arrive on one raw protocol-41 socket
- * for every port, which says each arrival's interface. One socket keeps the ports' packets
- * in the order they arrived: a socket per port read in turn would reorder the planes by a
- * whole batch, which the loss detector takes for loss. ECMP mode: the inner packet is sent as is
+ * header, with the path as the outer destination; they arrive on one packet socket for every
+ * port, filtered to IPv6-in-IPv6, which says each arrival's interface (the raw sockets, which
+ * keep nothing, stand in for a protocol-41 handler so that the kernel answers no error). One
+ * socket keeps the ports' packets in the order they arrived: a socket per port read in turn
+ * would reorder the planes by a whole batch, which the loss detector takes for loss. A raw
+ * protocol-41 socket would do the same, but this kernel (6.18) hands it some 0.1 % of the
+ * packets with no payload at all under load. Once the kernel's neighbour table knows
+ * a port's next hop, the port's packets leave by a packet socket instead, the agent writing the
+ * Ethernet and outer IPv6 headers itself: the kernel's IPv6 output (a route and neighbour
+ * lookup per packet) was the largest cost of a send. ECMP mode: the inner packet is sent as is
  * (IPPROTO_RAW) and read whole off the port by a packet socket with a filter for MRC's UDP port. */
 #include "agent_io.h"
 
@@ -13,6 +19,7 @@
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
+#include <net/if_arp.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -23,12 +30,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_nexthop.h"
 #include "util.h"
 
 #define IO_BATCH 64
 #define IO_FLUSH_MAX 512 /* packets pulled per turn before the loop looks at the sockets */
 #define IO_RX_TURNS 4    /* batches read per readable event */
 #define IO_ROOM 9216
+#define IO_LL 14                    /* Ethernet header */
+#define IO_HEAD (IO_LL + 40)        /* ... and the outer IPv6 header, before the packet */
+#define IO_LL_REFRESH 2000000000ull /* the next hop is asked again this often (ns) ... */
+#define IO_LL_RETRY 100000000ull    /* ... or this soon while it is not resolved */
+#define IO_HOP_LIMIT 64
 
 typedef struct io_port {
     struct agent_io *io;
@@ -38,6 +51,13 @@ typedef struct io_port {
     int rxfd; /* ECMP: the packet socket */
     struct event *rx_ev, *tx_ev;
     bool blocked;
+    /* SRv6: the packet socket and the headers it sends with, once the next hop is known */
+    int llfd;
+    struct event *lltx_ev;
+    bool ll_ok;
+    uint64_t ll_due;
+    uint8_t ll[IO_LL]; /* next hop's MAC, the port's, 0x86dd */
+    uint8_t src[16];   /* the port's uSID address: the outer source, and destination inbound */
 } io_port;
 
 struct agent_io {
@@ -51,6 +71,7 @@ struct agent_io {
     uint64_t armed;
     /* per peer host: its template, built on first use */
     fab_template **tmpl;
+    agent_nexthop *nh;
     uint8_t last_dst[16];
     uint32_t last_host;
     uint8_t (*rxbuf)[IO_ROOM], (*txbuf)[IO_ROOM];
@@ -115,16 +136,69 @@ static int outer_of(agent_io *io, const mrc_tx_info *info, uint8_t dest[16])
     return fab_template_outer(io->tmpl[host], info->ev, dest) == 0 ? 0 : -ENOENT;
 }
 
+/* Whether port |pt| sends by its packet socket: asks the kernel for the next hop toward |dst|
+ * when the last answer is due for renewal. */
+static bool ll_ready(agent_io *io, io_port *pt, const uint8_t dst[16], uint64_t now)
+{
+    if (pt->llfd < 0 || now < pt->ll_due) {
+        return pt->ll_ok;
+    }
+    uint8_t mac[6];
+    int rv = agent_nexthop_mac(io->nh, pt->ifindex, dst, mac);
+    if (rv == 0) {
+        if (!pt->ll_ok || memcmp(pt->ll, mac, 6) != 0) {
+            util_log(UTIL_LOG_DEBUG, "port %u: next hop %02x:%02x:%02x:%02x:%02x:%02x", pt->index,
+                     mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+        }
+        memcpy(pt->ll, mac, 6);
+        pt->ll_ok = true;
+        pt->ll_due = now + IO_LL_REFRESH;
+    } else {
+        /* the kernel's own sends resolve it meanwhile */
+        if (pt->ll_ok || !pt->ll_due) {
+            util_log(UTIL_LOG_DEBUG, "port %u: no next hop yet: %s", pt->index, strerror(-rv));
+        }
+        pt->ll_ok = false;
+        pt->ll_due = now + IO_LL_RETRY;
+    }
+    return pt->ll_ok;
+}
+
+/* Writes the Ethernet and outer IPv6 headers in front of inner packet |pkt| (|len| bytes, room
+ * for IO_HEAD before it) and returns the frame's start. The outer flow label is the inner's,
+ * which carries the EV, so that an ECMP hop on the way spreads by it too. */
+static uint8_t *ll_frame(const io_port *pt, uint8_t *pkt, size_t len, const uint8_t dst[16],
+                         uint8_t tclass)
+{
+    uint8_t *f = pkt - IO_HEAD, *h = f + IO_LL;
+    uint32_t flow = (uint32_t)(pkt[1] & 0xf) << 16 | (uint32_t)pkt[2] << 8 | pkt[3];
+    uint32_t w = 6u << 28 | (uint32_t)tclass << 20 | flow;
+    memcpy(f, pt->ll, IO_LL);
+    h[0] = (uint8_t)(w >> 24);
+    h[1] = (uint8_t)(w >> 16);
+    h[2] = (uint8_t)(w >> 8);
+    h[3] = (uint8_t)w;
+    h[4] = (uint8_t)(len >> 8);
+    h[5] = (uint8_t)len;
+    h[6] = IPPROTO_IPV6;
+    h[7] = IO_HOP_LIMIT;
+    memcpy(h + 8, pt->src, 16);
+    memcpy(h + 24, dst, 16);
+    return f;
+}
+
 static void send_port(agent_io *io, io_port *pt, struct mmsghdr *msgs, unsigned n)
 {
     unsigned done = 0;
+    int fd = pt->ll_ok ? pt->llfd : pt->fd;
     while (done < n) {
-        int k = sendmmsg(pt->fd, msgs + done, n - done, MSG_DONTWAIT);
+        int k = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT);
         if (k > 0) {
             for (unsigned i = done; i < done + (unsigned)k; i++) {
-                io->stats.tx_bytes += msgs[i].msg_hdr.msg_iov->iov_len;
+                io->stats.tx_bytes += msgs[i].msg_hdr.msg_iov->iov_len - (pt->ll_ok ? IO_HEAD : 0);
             }
             io->stats.tx_pkts += (unsigned)k;
+            io->stats.tx_frames += pt->ll_ok ? (unsigned)k : 0;
             io->stats.tx_port[pt->index] += (unsigned)k;
             done += (unsigned)k;
             continue;
@@ -134,7 +208,7 @@ static void send_port(agent_io *io, io_port *pt, struct mmsghdr *msgs, unsigned 
              * takes no more until it can write */
             io->stats.tx_blocked++;
             pt->blocked = true;
-            event_add(pt->tx_ev, NULL);
+            event_add(pt->ll_ok ? pt->lltx_ev : pt->tx_ev, NULL);
             return;
         }
         if (errno != EINTR) {
@@ -153,6 +227,7 @@ static void flush(agent_io *io)
     struct sockaddr_in6 to[IO_BATCH];
     char ctl[IO_BATCH][CMSG_SPACE(sizeof(int))];
     unsigned total = 0;
+    uint64_t now = agent_now();
     for (;;) {
         uint32_t mask = io->port_ok;
         for (unsigned p = 0; p < io->nports; p++) {
@@ -165,10 +240,10 @@ static void flush(agent_io *io)
             break;
         }
         for (unsigned i = 0; i < IO_BATCH; i++) {
-            pkts[i].data = io->txbuf[i];
-            pkts[i].room = IO_ROOM;
+            pkts[i].data = io->txbuf[i] + IO_HEAD;
+            pkts[i].room = IO_ROOM - IO_HEAD;
         }
-        int n = mrc_write_pkts(io->cfg.ctx, pkts, IO_BATCH, mask, agent_now());
+        int n = mrc_write_pkts(io->cfg.ctx, pkts, IO_BATCH, mask, now);
         if (n <= 0) {
             break;
         }
@@ -186,8 +261,18 @@ static void flush(agent_io *io)
             } else {
                 memcpy(to[i].sin6_addr.s6_addr, ti->dst, 16);
             }
-            iov[i] = (struct iovec){.iov_base = pkts[i].data, .iov_len = pkts[i].len};
+            io_port *pt = &io->ports[ti->port];
+            uint8_t tc = (uint8_t)(ti->dscp << 2 | ti->ecn);
+            /* the first of a port's packets in the batch decides how all of them leave */
+            bool ll = cnt[ti->port] ? pt->ll_ok : ll_ready(io, pt, to[i].sin6_addr.s6_addr, now);
             struct msghdr *mh = &msgs[ti->port][cnt[ti->port]++].msg_hdr;
+            if (ll) {
+                uint8_t *f = ll_frame(pt, pkts[i].data, pkts[i].len, to[i].sin6_addr.s6_addr, tc);
+                iov[i] = (struct iovec){.iov_base = f, .iov_len = pkts[i].len + IO_HEAD};
+                *mh = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
+                continue;
+            }
+            iov[i] = (struct iovec){.iov_base = pkts[i].data, .iov_len = pkts[i].len};
             *mh = (struct msghdr){.msg_name = &to[i],
                                   .msg_namelen = sizeof(to[i]),
                                   .msg_iov = &iov[i],
@@ -201,8 +286,8 @@ static void flush(agent_io *io)
                 cm->cmsg_level = IPPROTO_IPV6;
                 cm->cmsg_type = IPV6_TCLASS;
                 cm->cmsg_len = CMSG_LEN(sizeof(int));
-                int tc = ti->dscp << 2 | ti->ecn;
-                memcpy(CMSG_DATA(cm), &tc, sizeof(tc));
+                int itc = tc;
+                memcpy(CMSG_DATA(cm), &itc, sizeof(itc));
             }
         }
         for (unsigned p = 0; p < io->nports; p++) {
@@ -225,26 +310,23 @@ static void after(agent_io *io, uint64_t now)
     flush(io);
 }
 
-/* The outer traffic class and the port of an arrival on the shared socket (UINT_MAX: not a
- * plane port). */
-static unsigned srv6_arrival(const agent_io *io, struct msghdr *mh, uint8_t *ptc)
+/* The plane port an IPv6-in-IPv6 arrival on the shared socket came in by and was sent to
+ * (UINT_MAX: none), and its outer traffic class. */
+static unsigned srv6_arrival(const agent_io *io, const struct sockaddr_ll *from, const uint8_t *pkt,
+                             size_t len, uint8_t *ptc)
 {
-    unsigned port = UINT_MAX;
-    *ptc = 0;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-        if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS) {
-            int tc;
-            memcpy(&tc, CMSG_DATA(cm), sizeof(tc));
-            *ptc = (uint8_t)tc;
-        } else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
-            struct in6_pktinfo pi;
-            memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
-            for (unsigned p = 0; p < io->nports; p++) {
-                port = io->ports[p].ifindex == pi.ipi6_ifindex && (io->port_ok >> p & 1) ? p : port;
-            }
+    if (len < IO_HEAD - IO_LL || (size_t)(pkt[4] << 8 | pkt[5]) + IO_HEAD - IO_LL != len) {
+        return UINT_MAX; /* shorter than its outer header says (extension headers: not ours) */
+    }
+    for (unsigned p = 0; p < io->nports; p++) {
+        const io_port *pt = &io->ports[p];
+        if (pt->ifindex == (unsigned)from->sll_ifindex && (io->port_ok >> p & 1) &&
+            memcmp(pkt + 24, pt->src, 16) == 0) {
+            *ptc = (uint8_t)((pkt[0] & 0xf) << 4 | pkt[1] >> 4);
+            return p;
         }
     }
-    return port;
+    return UINT_MAX;
 }
 
 static void on_rx(evutil_socket_t fd, short what, void *arg)
@@ -253,7 +335,7 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
     agent_io *io = pt->io;
     struct mmsghdr msgs[IO_BATCH];
     struct iovec iov[IO_BATCH];
-    char ctl[IO_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
+    struct sockaddr_ll from[IO_BATCH];
     mrc_rx_pkt rx[IO_BATCH];
     (void)what;
     for (int turn = 0; turn < IO_RX_TURNS; turn++) {
@@ -261,8 +343,8 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
             iov[i] = (struct iovec){.iov_base = io->rxbuf[i], .iov_len = IO_ROOM};
             msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i],
                                               .msg_iovlen = 1,
-                                              .msg_control = ctl[i],
-                                              .msg_controllen = sizeof(ctl[i])};
+                                              .msg_name = &from[i],
+                                              .msg_namelen = sizeof(from[i])};
         }
         int n = recvmmsg(fd, msgs, IO_BATCH, MSG_DONTWAIT, NULL);
         if (n <= 0) {
@@ -271,16 +353,19 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
         int k = 0;
         for (int i = 0; i < n; i++) {
             unsigned port = pt->index;
-            uint8_t tc = 0;
+            uint8_t tc = 0, *data = io->rxbuf[i];
+            size_t len = msgs[i].msg_len;
             if (io->cfg.mode == AGENT_IO_SRV6) {
-                port = srv6_arrival(io, &msgs[i].msg_hdr, &tc);
+                port = srv6_arrival(io, &from[i], data, len, &tc);
                 if (port == UINT_MAX) {
-                    io->stats.rx_garbage++; /* protocol 41 on another interface */
+                    io->stats.rx_garbage++; /* another interface's, or another address's */
                     continue;
                 }
+                data += IO_HEAD - IO_LL;
+                len -= IO_HEAD - IO_LL;
             }
-            rx[k].data = io->rxbuf[i];
-            rx[k].len = msgs[i].msg_len;
+            rx[k].data = data;
+            rx[k].len = len;
             rx[k].info = (mrc_rx_info){.port = (uint8_t)port};
             io->stats.rx_port[port]++;
             io->stats.rx_bytes += rx[k].len;
@@ -289,8 +374,8 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
                 rx[k].info.dscp = tc >> 2;
             } else if (rx[k].len >= 2) {
                 /* the inner header is the only one: the engine reads its class itself */
-                rx[k].info.ecn = (io->rxbuf[i][1] >> 4) & 3;
-                rx[k].info.dscp = (uint8_t)((io->rxbuf[i][0] & 0xf) << 2 | io->rxbuf[i][1] >> 6);
+                rx[k].info.ecn = (data[1] >> 4) & 3;
+                rx[k].info.dscp = (uint8_t)((data[0] & 0xf) << 2 | data[1] >> 6);
             }
             k++;
         }
@@ -354,6 +439,20 @@ static int attach_udp_filter(int fd, uint16_t udp)
     return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+/* SRv6 mode's receive filter: IPv6 with next header 41 (the packet socket starts at the IPv6
+ * header). */
+static int attach_ip6ip6_filter(int fd)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_IPV6, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffff),
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 static int drop_all(int fd)
 {
     struct sock_filter code[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
@@ -377,6 +476,39 @@ static int open_sink(uint16_t udp)
     return fd;
 }
 
+/* SRv6: the packet socket a port sends its frames by (bound with protocol 0, it receives
+ * nothing). Without one (no next-hop lookup, not an Ethernet port) the port sends by its raw
+ * socket alone. */
+static void open_ll(agent_io *io, io_port *pt)
+{
+    struct sockaddr_ll sl = {.sll_family = AF_PACKET, .sll_ifindex = (int)pt->ifindex};
+    socklen_t len = sizeof(sl);
+    int big = 32 << 20, one = 1;
+    if (!io->nh) {
+        return;
+    }
+    pt->llfd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    /* getsockname names the device's own address */
+    if (pt->llfd < 0 || bind(pt->llfd, (struct sockaddr *)&sl, sizeof(sl)) != 0 ||
+        getsockname(pt->llfd, (struct sockaddr *)&sl, &len) != 0 || sl.sll_hatype != ARPHRD_ETHER ||
+        sl.sll_halen != 6) {
+        util_log(UTIL_LOG_WARNING, "port %u: sends through the kernel's IPv6 output: %s", pt->index,
+                 pt->llfd < 0 ? strerror(errno) : "not an Ethernet port");
+        if (pt->llfd >= 0) {
+            close(pt->llfd);
+        }
+        pt->llfd = -1;
+        return;
+    }
+    setsockopt(pt->llfd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+    /* the engine is the NIC's scheduler: a qdisc below it would only add a lock per packet */
+    setsockopt(pt->llfd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+    memcpy(pt->ll + 6, sl.sll_addr, 6);
+    pt->ll[12] = ETH_P_IPV6 >> 8;
+    pt->ll[13] = ETH_P_IPV6 & 0xff;
+    pt->lltx_ev = event_new(io->cfg.base, pt->llfd, EV_WRITE, on_writable, pt);
+}
+
 static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
 {
     const fab_topo *topo = io->cfg.topo;
@@ -398,12 +530,14 @@ static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
     if (io->cfg.mode == AGENT_IO_SRV6) {
         /* it sends only: what arrives is the shared socket's, so this one keeps nothing */
         struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
-        fab_host_usid_addr(topo, io->cfg.host, pt->index, sa.sin6_addr.s6_addr);
+        fab_host_usid_addr(topo, io->cfg.host, pt->index, pt->src);
+        memcpy(sa.sin6_addr.s6_addr, pt->src, 16);
         if (bind(pt->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || drop_all(pt->fd) != 0) {
             goto fail;
         }
         setsockopt(pt->fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
         pt->tx_ev = event_new(io->cfg.base, pt->fd, EV_WRITE, on_writable, pt);
+        open_ll(io, pt);
         io->port_ok |= 1u << pt->index;
         return 0;
     }
@@ -445,22 +579,27 @@ int agent_io_new(const agent_io_cfg *cfg, agent_io **pio, char *err, size_t errl
     io->timer = evtimer_new(cfg->base, on_timer, io);
     io->kick = event_new(cfg->base, -1, 0, on_kick, io);
     for (unsigned p = 0; p < io->nports; p++) {
-        io->ports[p] = (io_port){.io = io, .index = p, .fd = -1, .rxfd = -1};
+        io->ports[p] = (io_port){.io = io, .index = p, .fd = -1, .rxfd = -1, .llfd = -1};
     }
-    io->shared = (io_port){.io = io, .index = UINT_MAX, .fd = -1, .rxfd = -1};
+    io->shared = (io_port){.io = io, .index = UINT_MAX, .fd = -1, .rxfd = -1, .llfd = -1};
     if (cfg->mode == AGENT_IO_SRV6) {
         int one = 1, big = 32 << 20; /* as a port's, below */
+        if (agent_nexthop_new(&io->nh) != 0) {
+            util_log(UTIL_LOG_WARNING,
+                     "no netlink for next hops: packets take the kernel's IPv6 output");
+        }
         io_port *sh = &io->shared;
-        sh->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPV6);
-        if (sh->fd < 0 ||
-            setsockopt(sh->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) != 0 ||
-            setsockopt(sh->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) != 0) {
+        /* opened for no protocol, so that nothing arrives before the filter is on */
+        struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6)};
+        sh->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (sh->fd < 0 || attach_ip6ip6_filter(sh->fd) != 0 ||
+            setsockopt(sh->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0 ||
+            bind(sh->fd, (struct sockaddr *)&ll, sizeof(ll)) != 0) {
             rv = -errno;
-            snprintf(err, errlen, "the protocol-41 socket: %s", strerror(errno));
+            snprintf(err, errlen, "the IPv6-in-IPv6 packet socket: %s", strerror(errno));
             goto out;
         }
         setsockopt(sh->fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-        setsockopt(sh->fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
         sh->rxfd = sh->fd;
         sh->rx_ev = event_new(cfg->base, sh->fd, EV_READ | EV_PERSIST, on_rx, sh);
         event_add(sh->rx_ev, NULL);
@@ -509,6 +648,12 @@ void agent_io_free(agent_io *io)
         if (pt->tx_ev) {
             event_free(pt->tx_ev);
         }
+        if (pt->lltx_ev) {
+            event_free(pt->lltx_ev);
+        }
+        if (pt->llfd >= 0) {
+            close(pt->llfd);
+        }
         if (pt->rxfd >= 0 && pt->rxfd != pt->fd) {
             close(pt->rxfd);
         }
@@ -523,6 +668,7 @@ void agent_io_free(agent_io *io)
         free(io->tmpl[h]);
     }
     free(io->tmpl);
+    agent_nexthop_free(io->nh);
     event_free(io->timer);
     event_free(io->kick);
     free(io->rxbuf);

@@ -43,6 +43,7 @@ typedef struct agent_io_stats {
     uint64_t tx_unmapped; /* no path for the EV toward that peer: dropped */
     uint64_t tx_errors;   /* the kernel refused a packet */
     uint64_t tx_blocked;  /* a port's socket was full: the port waited */
+    uint64_t tx_frames;   /* SRv6: of tx_pkts, framed by the agent (the rest: by the kernel) */
     uint64_t rx_port[MRC_MAX_PORTS], tx_port[MRC_MAX_PORTS]; /* packets per plane port */
 } agent_io_stats;
 

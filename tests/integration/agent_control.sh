@@ -104,7 +104,7 @@ print(sum(x["state"]==sys.argv[3] for x in e), len(e))' "$@"
 probes() {
     nsx h0 "$bin/mrc-perf" evs | python3 -c 'import json,sys
 e=[x for x in json.load(sys.stdin)["evs"] if x["plane"]==0 and x["t1"]==0]
-print(sum(x["probes_sent"] for x in e), sum(x["probes_ok"] for x in e))'
+print(sum(x["probes_sent"] for x in e), sum(x["probes_lost"] for x in e))'
 }
 
 # 1. a denylist entry on p0-t0-0~p0-t1-1 reaches the agent within 1 s and its link goes quiet
@@ -155,8 +155,10 @@ while [ $(($(now_ms) - t0)) -lt 2500 ]; do
     [ "$bad" -gt "$best" ] && best=$bad
     [ "$all" -gt "$total" ] && total=$all
 done
-read -r sent0 ok0 < <(probes)
 nsx p0-t0-0 nft delete table inet labfault
+# the probes in flight through the fault resolve within a timeout (16.8 ms): count after them
+sleep 0.1
+read -r sent0 lost0 < <(probes)
 [ "$total" -gt 0 ] && [ "$best" -ge $((total * 3 / 4)) ] ||
     fail "only $best of the $total EVs over the lossy link went ASSUMED_BAD"
 echo "PASS: $best of the $total EVs over the lossy link were ASSUMED_BAD at once"
@@ -169,15 +171,16 @@ while [ $(($(now_ms) - t0)) -lt 3000 ] && [ "$came" -lt "$total" ]; do
     read -r good all < <(evs_in 0 0 good)
     [ "$good" -gt "$came" ] && came=$good
 done
-read -r sent1 ok1 < <(probes)
-# the healed path answers its probes; the EVs come back (the lab's software switches reorder
-# enough under load that some fall back for a while: a quarter at once is the bar)
-[ $((sent1 - sent0)) -gt 0 ] && [ $(((ok1 - ok0) * 10)) -ge $(((sent1 - sent0) * 9)) ] ||
-    fail "after the heal $((ok1 - ok0)) of $((sent1 - sent0)) probes came back"
+read -r sent1 lost1 < <(probes)
+# the healed path answers its probes (none times out) and they bring the EVs back, the only
+# way an ASSUMED_BAD EV returns (the lab's software switches reorder enough under load that
+# some fall back for a while: a quarter at once is the bar)
+[ $((lost1 - lost0)) -eq 0 ] ||
+    fail "after the heal $((lost1 - lost0)) of $((sent1 - sent0)) probes were lost"
 [ "$came" -ge $((total / 4)) ] ||
-    fail "after the heal only $came of $total EVs came back ($sent0/$ok0 -> $sent1/$ok1 probes sent/answered)"
+    fail "after the heal only $came of $total EVs came back ($sent0/$lost0 -> $sent1/$lost1 probes sent/lost)"
 echo "PASS: healed: $came of the $total EVs GOOD again within $(($(now_ms) - t0)) ms" \
-    "($((ok1 - ok0)) of $((sent1 - sent0)) probes answered)"
+    "(none of $((sent1 - sent0)) probes lost)"
 check_transfer "over a 30 % lossy link, then healed"
 
 # 3. h0's plane-1 port goes down mid-transfer and comes back

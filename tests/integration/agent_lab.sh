@@ -74,6 +74,8 @@ planes_used() {
     for p in $(seq 0 $((n - 1))); do
         [ "$(jq_ io tx_port "$p" <<<"$st")" -gt 100 ] || fail "$h sent nothing on plane $p"
     done
+    # once the next hops are known the agent frames its packets itself
+    [ "$(jq_ io tx_frames <<<"$st")" -gt 100 ] || fail "$h framed none of its packets"
 }
 
 # two agents
