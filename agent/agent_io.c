@@ -439,13 +439,18 @@ static int attach_udp_filter(int fd, uint16_t udp)
     return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-/* SRv6 mode's receive filter: IPv6 with next header 41 (the packet socket starts at the IPv6
- * header). */
-static int attach_ip6ip6_filter(int fd)
+/* SRv6 mode's receive filter: IPv6-in-IPv6 whose inner packet is UDP to MRC's port |udp| (the
+ * packet socket starts at the outer IPv6 header; MRC's headers carry no extensions). Other
+ * tunnelled traffic, such as the prober's, is not the engine's. */
+static int attach_ip6ip6_filter(int fd, uint16_t udp)
 {
     struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_IPV6, 0, 1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_IPV6, 0, 5),
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 40 + 6),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 3),
+        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 80 + 2),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, udp, 0, 1),
         BPF_STMT(BPF_RET | BPF_K, 0xffff),
         BPF_STMT(BPF_RET | BPF_K, 0),
     };
@@ -592,7 +597,7 @@ int agent_io_new(const agent_io_cfg *cfg, agent_io **pio, char *err, size_t errl
         /* opened for no protocol, so that nothing arrives before the filter is on */
         struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6)};
         sh->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (sh->fd < 0 || attach_ip6ip6_filter(sh->fd) != 0 ||
+        if (sh->fd < 0 || attach_ip6ip6_filter(sh->fd, fab_topo_plan(cfg->topo)->udp_port) != 0 ||
             setsockopt(sh->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0 ||
             bind(sh->fd, (struct sockaddr *)&ll, sizeof(ll)) != 0) {
             rv = -errno;

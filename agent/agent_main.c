@@ -57,17 +57,6 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     event_base_loopexit(arg, NULL);
 }
 
-static int parse_level(const char *name)
-{
-    static const char *const names[] = {"debug", "info", "notice", "warning", "err"};
-    for (int i = 0; i < 5; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
     char err[512];
@@ -91,7 +80,7 @@ int main(int argc, char **argv)
         status = 2;
         goto out;
     }
-    level = parse_level(o.log);
+    level = util_log_level_parse(o.log);
     if (!o.topology || !o.host || level < 0 ||
         (strcmp(o.mode, "srv6") != 0 && strcmp(o.mode, "ecmp") != 0) ||
         (strcmp(o.cc, "none") != 0 && strcmp(o.cc, "uet-1.0-nscc") != 0) || (o.mtu & (o.mtu - 1))) {

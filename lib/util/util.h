@@ -20,6 +20,8 @@ typedef enum util_level {
 } util_level;
 
 extern util_level util_log_level;
+/* The level called |name| (debug, info, notice, warning, err), or -1. */
+int util_log_level_parse(const char *name);
 
 /* Sets the program name printed on every line and where lines go (stderr by default). */
 void util_log_init(const char *program, FILE *stream);

@@ -35,3 +35,14 @@ void util_log_write(util_level level, const char *fmt, ...)
             names[level <= UTIL_LOG_ERR ? level : UTIL_LOG_ERR], line);
     fflush(f);
 }
+
+int util_log_level_parse(const char *name)
+{
+    static const char *const names[] = {"debug", "info", "notice", "warning", "err"};
+    for (int i = 0; i < 5; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
