@@ -1,0 +1,1220 @@
+/* SPDX-License-Identifier: MIT */
+/* Gray-failure localization from per-window probe losses (pure; localization.md 6.4). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_infer.h"
+
+/* The ring of windows kept: the longest horizon. */
+#define NSLOT 32
+#define MAXH 6
+/* A record's components: its links, their T0s, a T1 and the optic groups at both ends. */
+#define MAXCOMP 16
+#define NONE UINT32_MAX
+
+/* A component key: type | plane | t0 | other, so a key orders by type, then plane. */
+static uint32_t key_make(unsigned type, unsigned plane, unsigned t0, unsigned other)
+{
+    return (uint32_t)type << 29 | (uint32_t)plane << 24 | (uint32_t)t0 << 12 | (uint32_t)other;
+}
+
+static probe_comp key_comp(uint32_t key)
+{
+    probe_comp c = {(uint8_t)(key >> 29), (uint8_t)(key >> 24 & 31), (uint16_t)(key >> 12 & 4095),
+                    (uint16_t)(key & 4095)};
+    return c;
+}
+
+/* A lost-probe record as fed: links packed dir << 24 | t0 << 12 | other. */
+typedef struct rec {
+    uint32_t lost;
+    uint8_t plane, nlinks;
+    uint32_t links[6];
+} rec;
+
+typedef struct slot {
+    uint64_t window;
+    int used, final;
+    unsigned shift; /* thinning: records kept iff hash % 2^shift == 0 */
+    rec *recs;
+    size_t nrec, caprec;
+    uint32_t *stall; /* senders short of their plan, plane << 24 | t0 << 12 | port */
+    size_t nstall, capstall;
+    /* after finalizing: each record's components (roff[r] .. roff[r+1] in rc) and, sorted,
+     * (component << 32 | record) so a component's records are one run */
+    uint32_t *roff, *rc;
+    uint64_t *occ;
+    size_t nocc;
+    uint32_t *expl; /* the horizon stamp that explained each record */
+} slot;
+
+/* A component with loss in some window of the ring. Indices stay put while it lives, since
+ * records refer to them. */
+typedef struct comp_ent {
+    uint32_t key;
+    uint32_t live;
+    uint32_t cnt[NSLOT]; /* lost probes through it per slot */
+    uint64_t hs[MAXH];   /* lost over each horizon, this evaluation */
+    uint64_t work;       /* unexplained lost probes in the current horizon */
+    uint32_t stamp;      /* the horizon |work| belongs to */
+    uint32_t alt_stamp;  /* refinement scratch */
+    uint64_t alt;
+    uint32_t refined; /* the horizon in which its device/links split was decided */
+    uint32_t dev_won; /* the evaluation in which the device beat its links */
+} comp_ent;
+
+typedef struct heap_ent {
+    double g;
+    uint32_t idx;
+} heap_ent;
+
+/* The best evidence one evaluation found for a component. */
+typedef struct sel {
+    uint32_t key;
+    uint64_t lost, sent;
+    unsigned horizon;
+    double llr, loss;
+} sel;
+
+typedef struct vstate {
+    sel ev;
+    unsigned consec; /* consecutive evaluations selected */
+    unsigned healed_evals;
+    int confirmed, selected;
+    uint64_t since, last_seen;
+} vstate;
+
+struct probe_infer {
+    probe_infer_cfg cfg;
+    slot slots[NSLOT];
+    uint64_t last_eval;
+    int evaluated;
+    uint64_t nwin; /* windows evaluated so far */
+    comp_ent *ents;
+    size_t nent, capent;
+    uint32_t *freelist;
+    size_t nfree, capfree;
+    uint32_t *hash; /* open addressing: entry index or NONE */
+    size_t hcap;
+    heap_ent *heap;
+    size_t nheap, capheap;
+    sel *sels;
+    size_t nsel, capsel;
+    vstate *vs;
+    size_t nvs, capvs;
+    uint32_t *scratch;
+    size_t capscratch;
+    uint32_t stamp;
+    uint32_t evalno;
+    double p0;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    int rv = 0;
+    if (need > *cap) {
+        size_t n = *cap ? *cap : 64;
+        while (n < need) {
+            n *= 2;
+        }
+        void *q = realloc(*p, n * size);
+        if (!q) {
+            rv = -ENOMEM;
+            goto out;
+        }
+        *p = q;
+        *cap = n;
+    }
+out:
+    return rv;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+/* Binomial generalised likelihood ratio of |l| lost out of |n| against the background |p0|. */
+static double llr(double l, double n, double p0)
+{
+    double g = 0;
+    if (n > 0 && l > 0 && l / n > p0) {
+        double p = l / n;
+        if (p >= 1) {
+            g = l * log(1 / p0);
+        } else {
+            g = l * log(p / p0) + (n - l) * log((1 - p) / (1 - p0));
+        }
+    }
+    return g;
+}
+
+void probe_infer_cfg_default(probe_infer_cfg *cfg, unsigned planes, unsigned nt0, unsigned nt1,
+                             unsigned nports)
+{
+    /* the default plan mix per sender and window (probe_sched.h): 64 T0 bounces, 256 T1
+     * bounces, 1024 cross, 64 intra */
+    double r = 1408, b1 = 256, x = 1024;
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->planes = planes;
+    cfg->nt0 = nt0;
+    cfg->nt1 = nt1;
+    cfg->nports = nports;
+    cfg->optic_group = nt1 % 4 == 0 ? 4 : 1;
+    cfg->n_nic = r;
+    cfg->n_up = (b1 + x) * nports / nt1;
+    cfg->n_t0 = nports * (r + x);
+    cfg->n_t1 = cfg->n_up * nt0;
+    cfg->n_optic = cfg->optic_group * nports * (b1 + 2 * x) / nt1;
+    cfg->p0 = 0;
+    cfg->p0_floor = 1e-7;
+    cfg->tau = 25;
+    cfg->tau_loo = 8;
+    cfg->floor_loss = 2e-4;
+    cfg->horizons = MAXH;
+    cfg->confirm = 2;
+    cfg->heal_windows = 8;
+    cfg->max_records = 1u << 17;
+}
+
+int probe_infer_cfg_from_plan(probe_infer_cfg *cfg, const probe_plan *plan)
+{
+    int rv = -EINVAL;
+    uint32_t nt0, nt1, np;
+    unsigned group = cfg->optic_group;
+    if (probe_plan_planes(plan) == 0 || probe_plan_shape(plan, 0, &nt0, &nt1, &np) != 0) {
+        goto out;
+    }
+    double r = probe_plan_per_window(plan);
+    double b1 = probe_plan_kind_count(plan, 0, PROBE_T1_BOUNCE);
+    double x = probe_plan_kind_count(plan, 0, PROBE_CROSS);
+    cfg->planes = probe_plan_planes(plan);
+    cfg->nt0 = nt0;
+    cfg->nt1 = nt1;
+    cfg->nports = np;
+    if (group == 0 || nt1 % group != 0) {
+        group = nt1 % 4 == 0 ? 4 : 1;
+    }
+    cfg->optic_group = group;
+    cfg->n_nic = r;
+    cfg->n_up = probe_plan_link_load(plan, 0, PROBE_T0_T1);
+    /* a T0 sees what its ports send and the cross probes they receive (as many as sent) */
+    cfg->n_t0 = np * (r + x);
+    /* every probe through a T1 enters it on exactly one uplink */
+    cfg->n_t1 = cfg->n_up * nt0;
+    /* a group's probes: up and down on its lanes, a T1 bounce counted once */
+    cfg->n_optic = group * np * (b1 + 2 * x) / nt1;
+    rv = 0;
+out:
+    return rv;
+}
+
+int probe_comp_name(const probe_comp *c, char *dest, size_t destlen)
+{
+    static const char *const names[] = {"u", "d", "U", "D", "T0", "T1", "optic"};
+    int n;
+    switch (c->type) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+        n = snprintf(dest, destlen, "p%u %s t0=%u port=%u", c->plane, names[c->type], c->t0,
+                     c->other);
+        break;
+    case PROBE_COMP_T0_T1:
+    case PROBE_COMP_T1_T0:
+        n = snprintf(dest, destlen, "p%u %s t0=%u t1=%u", c->plane, names[c->type], c->t0,
+                     c->other);
+        break;
+    case PROBE_COMP_T0:
+        n = snprintf(dest, destlen, "p%u T0 %u", c->plane, c->t0);
+        break;
+    case PROBE_COMP_T1:
+        n = snprintf(dest, destlen, "p%u T1 %u", c->plane, c->other);
+        break;
+    default:
+        n = snprintf(dest, destlen, "p%u optic t0=%u group=%u", c->plane, c->t0, c->other);
+        break;
+    }
+    return n;
+}
+
+static int cfg_valid(const probe_infer_cfg *c)
+{
+    return c->planes >= 1 && c->planes <= 32 && c->nt0 >= 1 && c->nt0 <= 4096 && c->nt1 >= 1 &&
+           c->nt1 <= 4096 && c->nports >= 1 && c->nports <= 4096 && c->optic_group >= 1 &&
+           c->nt1 % c->optic_group == 0 && c->n_nic > 0 && c->n_up > 0 && c->n_t0 > 0 &&
+           c->n_t1 > 0 && c->n_optic > 0 && c->p0 >= 0 && c->p0 < 1 && c->p0_floor > 0 &&
+           c->p0_floor < 1 && c->tau > 0 && c->tau_loo >= 0 && c->floor_loss >= 0 &&
+           c->horizons >= 1 && c->horizons <= MAXH && c->confirm >= 1 && c->heal_windows >= 1 &&
+           c->heal_windows <= NSLOT && c->max_records >= 16;
+}
+
+int probe_infer_new(const probe_infer_cfg *cfg, probe_infer **pinf)
+{
+    int rv = -EINVAL;
+    probe_infer *inf;
+    if (!cfg_valid(cfg)) {
+        goto fail_cfg;
+    }
+    rv = -ENOMEM;
+    inf = calloc(1, sizeof(*inf));
+    if (!inf) {
+        goto fail_inf;
+    }
+    inf->cfg = *cfg;
+    inf->hcap = 1024;
+    inf->hash = malloc(inf->hcap * sizeof(*inf->hash));
+    if (!inf->hash) {
+        goto fail_hash;
+    }
+    memset(inf->hash, 0xff, inf->hcap * sizeof(*inf->hash));
+    *pinf = inf;
+    return 0;
+
+fail_hash:
+    free(inf);
+fail_inf:
+fail_cfg:
+    return rv;
+}
+
+static void slot_free(slot *s)
+{
+    free(s->recs);
+    free(s->stall);
+    free(s->roff);
+    free(s->rc);
+    free(s->occ);
+    free(s->expl);
+}
+
+void probe_infer_free(probe_infer *inf)
+{
+    if (inf) {
+        for (size_t i = 0; i < NSLOT; i++) {
+            slot_free(&inf->slots[i]);
+        }
+        free(inf->ents);
+        free(inf->freelist);
+        free(inf->hash);
+        free(inf->heap);
+        free(inf->sels);
+        free(inf->vs);
+        free(inf->scratch);
+        free(inf);
+    }
+}
+
+/* ---- the component table ---- */
+
+static size_t hash_pos(uint32_t key, size_t cap)
+{
+    return (size_t)(mix64(key) & (cap - 1));
+}
+
+static uint32_t ent_find(const probe_infer *inf, uint32_t key)
+{
+    size_t m = inf->hcap - 1;
+    for (size_t h = hash_pos(key, inf->hcap);; h = (h + 1) & m) {
+        uint32_t i = inf->hash[h];
+        if (i == NONE || inf->ents[i].key == key) {
+            return i;
+        }
+    }
+}
+
+static void hash_put(probe_infer *inf, uint32_t idx)
+{
+    size_t m = inf->hcap - 1;
+    size_t h = hash_pos(inf->ents[idx].key, inf->hcap);
+    while (inf->hash[h] != NONE) {
+        h = (h + 1) & m;
+    }
+    inf->hash[h] = idx;
+}
+
+/* Rebuilds the hash at |cap| (a power of two) from the live entries. */
+static int hash_rebuild(probe_infer *inf, size_t cap)
+{
+    int rv = 0;
+    if (cap != inf->hcap) {
+        uint32_t *h = malloc(cap * sizeof(*h));
+        if (!h) {
+            rv = -ENOMEM;
+            goto out;
+        }
+        free(inf->hash);
+        inf->hash = h;
+        inf->hcap = cap;
+    }
+    memset(inf->hash, 0xff, inf->hcap * sizeof(*inf->hash));
+    for (size_t i = 0; i < inf->nent; i++) {
+        if (inf->ents[i].live) {
+            hash_put(inf, (uint32_t)i);
+        }
+    }
+out:
+    return rv;
+}
+
+/* The entry of |key|, created if missing; NONE when out of memory. */
+static uint32_t ent_get(probe_infer *inf, uint32_t key)
+{
+    uint32_t i = ent_find(inf, key);
+    if (i != NONE) {
+        return i;
+    }
+    size_t live = inf->nent - inf->nfree;
+    if ((live + 1) * 2 > inf->hcap && hash_rebuild(inf, inf->hcap * 2) != 0) {
+        return NONE;
+    }
+    if (inf->nfree > 0) {
+        i = inf->freelist[--inf->nfree];
+    } else {
+        if (grow((void **)&inf->ents, &inf->capent, inf->nent + 1, sizeof(*inf->ents)) != 0) {
+            return NONE;
+        }
+        i = (uint32_t)inf->nent++;
+    }
+    memset(&inf->ents[i], 0, sizeof(inf->ents[i]));
+    inf->ents[i].key = key;
+    inf->ents[i].live = 1;
+    hash_put(inf, i);
+    return i;
+}
+
+/* ---- windows ---- */
+
+/* Empties slot |s| for |window|, taking its counts out of the component table and freeing the
+ * components left without loss (only components with loss are kept). */
+static int slot_reset(probe_infer *inf, slot *s, uint64_t window)
+{
+    int rv = 0;
+    size_t si = (size_t)(s - inf->slots);
+    if (s->used && s->final) {
+        int freed = 0;
+        rv = grow((void **)&inf->freelist, &inf->capfree, inf->nent, sizeof(*inf->freelist));
+        if (rv != 0) {
+            goto out;
+        }
+        for (size_t i = 0; i < inf->nent; i++) {
+            comp_ent *e = &inf->ents[i];
+            if (!e->live || e->cnt[si] == 0) {
+                continue;
+            }
+            e->cnt[si] = 0;
+            uint32_t any = 0;
+            for (size_t k = 0; k < NSLOT; k++) {
+                any |= e->cnt[k];
+            }
+            if (!any) {
+                e->live = 0;
+                inf->freelist[inf->nfree++] = (uint32_t)i;
+                freed = 1;
+            }
+        }
+        if (freed) {
+            rv = hash_rebuild(inf, inf->hcap);
+        }
+    }
+    s->window = window;
+    s->used = 1;
+    s->final = 0;
+    s->shift = 0;
+    s->nrec = 0;
+    s->nstall = 0;
+    s->nocc = 0;
+out:
+    return rv;
+}
+
+/* The slot of |window| for feeding, reset if it held an older window. */
+static int slot_for_add(probe_infer *inf, uint64_t window, slot **ps)
+{
+    int rv = -ESTALE;
+    slot *s = &inf->slots[window % NSLOT];
+    if (inf->evaluated && window <= inf->last_eval) {
+        goto out;
+    }
+    if (s->used && s->window > window) {
+        goto out;
+    }
+    rv = 0;
+    if (!s->used || s->window != window) {
+        rv = slot_reset(inf, s, window);
+    }
+    *ps = s;
+out:
+    return rv;
+}
+
+static int link_valid(const probe_infer_cfg *c, const probe_link *l)
+{
+    unsigned lim = l->dir <= PROBE_T0_NIC ? c->nports : c->nt1;
+    return l->plane < c->planes && l->dir < PROBE_DIRS && l->t0 < c->nt0 && l->other < lim;
+}
+
+static uint64_t rec_hash(const rec *r, uint64_t window)
+{
+    uint64_t h = mix64(window ^ ((uint64_t)r->plane << 56));
+    for (unsigned i = 0; i < r->nlinks; i++) {
+        h = mix64(h ^ r->links[i]);
+    }
+    return h;
+}
+
+static int rec_kept(const rec *r, uint64_t window, unsigned shift)
+{
+    return shift == 0 || (rec_hash(r, window) & ((1ull << shift) - 1)) == 0;
+}
+
+int probe_infer_add(probe_infer *inf, uint64_t window, const probe_link *links, unsigned nlinks,
+                    uint32_t lost)
+{
+    int rv = -EINVAL;
+    slot *s;
+    rec r;
+    if (nlinks == 0 || nlinks > 6) {
+        goto out;
+    }
+    memset(&r, 0, sizeof(r));
+    for (unsigned i = 0; i < nlinks; i++) {
+        if (!link_valid(&inf->cfg, &links[i]) || links[i].plane != links[0].plane) {
+            goto out;
+        }
+        r.links[i] = (uint32_t)links[i].dir << 24 | (uint32_t)links[i].t0 << 12 | links[i].other;
+    }
+    r.plane = links[0].plane;
+    r.nlinks = (uint8_t)nlinks;
+    r.lost = lost;
+    rv = 0;
+    if (lost == 0) {
+        goto out;
+    }
+    rv = slot_for_add(inf, window, &s);
+    if (rv != 0) {
+        goto out;
+    }
+    if (!rec_kept(&r, window, s->shift)) {
+        goto out;
+    }
+    if (s->nrec >= inf->cfg.max_records) {
+        /* thin the window to a uniform subsample of paths: its probe counts are scaled by the
+         * same factor, so every estimate stays unbiased and no weight inflates a likelihood */
+        size_t n = 0;
+        s->shift++;
+        for (size_t i = 0; i < s->nrec; i++) {
+            if (rec_kept(&s->recs[i], window, s->shift)) {
+                s->recs[n++] = s->recs[i];
+            }
+        }
+        s->nrec = n;
+        if (!rec_kept(&r, window, s->shift)) {
+            goto out;
+        }
+    }
+    rv = grow((void **)&s->recs, &s->caprec, s->nrec + 1, sizeof(*s->recs));
+    if (rv != 0) {
+        goto out;
+    }
+    s->recs[s->nrec++] = r;
+out:
+    return rv;
+}
+
+int probe_infer_add_sent(probe_infer *inf, uint64_t window, unsigned plane, unsigned t0,
+                         unsigned port, uint32_t sent, uint32_t planned)
+{
+    int rv = -EINVAL;
+    slot *s;
+    if (plane >= inf->cfg.planes || t0 >= inf->cfg.nt0 || port >= inf->cfg.nports) {
+        goto out;
+    }
+    rv = 0;
+    if (sent >= planned) {
+        /* only shortfalls are kept: a healthy sender costs nothing */
+        goto out;
+    }
+    rv = slot_for_add(inf, window, &s);
+    if (rv != 0) {
+        goto out;
+    }
+    rv = grow((void **)&s->stall, &s->capstall, s->nstall + 1, sizeof(*s->stall));
+    if (rv != 0) {
+        goto out;
+    }
+    s->stall[s->nstall++] = (uint32_t)plane << 24 | (uint32_t)t0 << 12 | port;
+out:
+    return rv;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The component keys of record |r| into |out| (distinct). */
+static unsigned rec_comps(const probe_infer_cfg *c, const rec *r, uint32_t out[MAXCOMP])
+{
+    unsigned n = 0;
+    uint32_t k[4];
+    for (unsigned i = 0; i < r->nlinks; i++) {
+        unsigned dir = r->links[i] >> 24, t0 = r->links[i] >> 12 & 4095, o = r->links[i] & 4095;
+        unsigned nk = 0;
+        k[nk++] = key_make(dir, r->plane, t0, o);
+        k[nk++] = key_make(PROBE_COMP_T0, r->plane, t0, 0);
+        if (dir == PROBE_T0_T1 || dir == PROBE_T1_T0) {
+            k[nk++] = key_make(PROBE_COMP_T1, r->plane, 0, o);
+            k[nk++] = key_make(PROBE_COMP_OPTIC, r->plane, t0, o / c->optic_group);
+        }
+        for (unsigned j = 0; j < nk; j++) {
+            unsigned m = 0;
+            while (m < n && out[m] != k[j]) {
+                m++;
+            }
+            if (m == n && n < MAXCOMP) {
+                out[n++] = k[j];
+            }
+        }
+    }
+    return n;
+}
+
+/* Makes slot |s| read-only: drops the records of stalled senders, maps every record to its
+ * components, counts the window's losses per component and indexes records by component. */
+static int slot_finalize(probe_infer *inf, slot *s)
+{
+    int rv = 0;
+    size_t si = (size_t)(s - inf->slots);
+    uint32_t keys[MAXCOMP];
+    if (s->final) {
+        goto out;
+    }
+    qsort(s->stall, s->nstall, sizeof(*s->stall), cmp_u32);
+    free(s->roff);
+    free(s->rc);
+    free(s->occ);
+    free(s->expl);
+    s->rc = NULL;
+    s->occ = NULL;
+    s->roff = malloc((s->nrec + 1) * sizeof(*s->roff));
+    s->expl = calloc(s->nrec + 1, sizeof(*s->expl));
+    size_t caprc = 0, nrc = 0;
+    if (!s->roff || !s->expl) {
+        rv = -ENOMEM;
+        goto out;
+    }
+    for (size_t r = 0; r < s->nrec; r++) {
+        const rec *p = &s->recs[r];
+        s->roff[r] = (uint32_t)nrc;
+        uint32_t l0 = p->links[0];
+        if (l0 >> 24 == PROBE_NIC_T0 && s->nstall > 0) {
+            uint32_t snd = (uint32_t)p->plane << 24 | (l0 & 0xffffff);
+            if (bsearch(&snd, s->stall, s->nstall, sizeof(snd), cmp_u32)) {
+                /* the sender did not send these: a host issue, not network loss */
+                continue;
+            }
+        }
+        unsigned n = rec_comps(&inf->cfg, p, keys);
+        rv = grow((void **)&s->rc, &caprc, nrc + n, sizeof(*s->rc));
+        if (rv != 0) {
+            goto out;
+        }
+        for (unsigned j = 0; j < n; j++) {
+            uint32_t e = ent_get(inf, keys[j]);
+            if (e == NONE) {
+                rv = -ENOMEM;
+                goto out;
+            }
+            inf->ents[e].cnt[si] += p->lost;
+            s->rc[nrc++] = e;
+        }
+    }
+    s->roff[s->nrec] = (uint32_t)nrc;
+    s->occ = malloc((nrc + 1) * sizeof(*s->occ));
+    if (!s->occ) {
+        rv = -ENOMEM;
+        goto out;
+    }
+    s->nocc = 0;
+    for (size_t r = 0; r < s->nrec; r++) {
+        for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+            s->occ[s->nocc++] = (uint64_t)s->rc[j] << 32 | r;
+        }
+    }
+    qsort(s->occ, s->nocc, sizeof(*s->occ), cmp_u64);
+    s->final = 1;
+out:
+    return rv;
+}
+
+/* ---- evaluation ---- */
+
+/* Probes a component of |key|'s class carries per window. */
+static double comp_n(const probe_infer_cfg *c, uint32_t key)
+{
+    switch (key >> 29) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+        return c->n_nic;
+    case PROBE_COMP_T0_T1:
+    case PROBE_COMP_T1_T0:
+        return c->n_up;
+    case PROBE_COMP_T0:
+        return c->n_t0;
+    case PROBE_COMP_T1:
+        return c->n_t1;
+    default:
+        return c->n_optic;
+    }
+}
+
+static int heap_push(probe_infer *inf, double g, uint32_t idx)
+{
+    int rv = grow((void **)&inf->heap, &inf->capheap, inf->nheap + 1, sizeof(*inf->heap));
+    if (rv == 0) {
+        size_t i = inf->nheap++;
+        while (i > 0 && inf->heap[(i - 1) / 2].g < g) {
+            inf->heap[i] = inf->heap[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        inf->heap[i] = (heap_ent){g, idx};
+    }
+    return rv;
+}
+
+static heap_ent heap_pop(probe_infer *inf)
+{
+    heap_ent top = inf->heap[0], last = inf->heap[--inf->nheap];
+    size_t i = 0, n = inf->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && inf->heap[c + 1].g > inf->heap[c].g) {
+            c++;
+        }
+        if (inf->heap[c].g <= last.g) {
+            break;
+        }
+        inf->heap[i] = inf->heap[c];
+        i = c;
+    }
+    if (n > 0) {
+        inf->heap[i] = last;
+    }
+    return top;
+}
+
+/* One horizon's view: the slots of its windows (NULL where nothing was observed). */
+typedef struct horizon {
+    unsigned h, len;
+    slot *s[NSLOT];
+    double scale[NSLOT];
+    double sum; /* windows observed, thinning counted */
+} horizon;
+
+static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon *hz)
+{
+    hz->h = h;
+    hz->len = 1u << h;
+    hz->sum = 0;
+    for (unsigned i = 0; i < hz->len; i++) {
+        slot *s = NULL;
+        if (window >= i) {
+            s = &inf->slots[(window - i) % NSLOT];
+            if (!s->used || !s->final || s->window != window - i) {
+                s = NULL;
+            }
+        }
+        hz->s[i] = s;
+        hz->scale[i] = s ? ldexp(1.0, -(int)s->shift) : 0;
+        hz->sum += hz->scale[i];
+    }
+}
+
+/* Records one evaluation's selection, keeping the strongest evidence per component. */
+static int sel_add(probe_infer *inf, const sel *v)
+{
+    int rv = 0;
+    for (size_t i = 0; i < inf->nsel; i++) {
+        if (inf->sels[i].key == v->key) {
+            if (v->llr > inf->sels[i].llr) {
+                inf->sels[i] = *v;
+            }
+            goto out;
+        }
+    }
+    rv = grow((void **)&inf->sels, &inf->capsel, inf->nsel + 1, sizeof(*inf->sels));
+    if (rv == 0) {
+        inf->sels[inf->nsel++] = *v;
+    }
+out:
+    return rv;
+}
+
+/* The run of component |idx| in the sorted occurrences of |s|. */
+static size_t occ_first(const slot *s, uint32_t idx)
+{
+    size_t lo = 0, hi = s->nocc;
+    uint64_t want = (uint64_t)idx << 32;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->occ[mid] < want) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Selects component |idx| in horizon |hz|: its unexplained lost probes become explained (and
+ * leave every other candidate's count), then it is reported if it passes the threshold, the
+ * effect-size floor and, over two windows or more, the leave-one-window-out test. */
+static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
+{
+    int rv = 0;
+    double aw[NSLOT] = {0};
+    double lost = 0;
+    uint32_t key = inf->ents[idx].key;
+    double n1 = comp_n(&inf->cfg, key);
+    for (unsigned i = 0; i < hz->len; i++) {
+        slot *s = hz->s[i];
+        if (!s) {
+            continue;
+        }
+        for (size_t o = occ_first(s, idx); o < s->nocc && s->occ[o] >> 32 == idx; o++) {
+            uint32_t r = (uint32_t)s->occ[o];
+            if (s->expl[r] == inf->stamp) {
+                continue;
+            }
+            s->expl[r] = inf->stamp;
+            uint32_t l = s->recs[r].lost;
+            aw[i] += l;
+            lost += l;
+            for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+                comp_ent *e = &inf->ents[s->rc[j]];
+                if (e->stamp == inf->stamp) {
+                    e->work -= l < e->work ? l : e->work;
+                }
+            }
+        }
+    }
+    double n = n1 * hz->sum;
+    double g = llr(lost, n, inf->p0);
+    int pass = g >= inf->cfg.tau && lost >= inf->cfg.floor_loss * n;
+    if (pass && hz->len >= 2) {
+        unsigned worst = 0;
+        for (unsigned i = 1; i < hz->len; i++) {
+            worst = aw[i] > aw[worst] ? i : worst;
+        }
+        /* a one-window burst must not carry a long-horizon verdict */
+        pass = llr(lost - aw[worst], n - n1 * hz->scale[worst], inf->p0) >= inf->cfg.tau_loo;
+    }
+    if (pass) {
+        sel v = {key, (uint64_t)lost, (uint64_t)(n + 0.5), hz->len, g, lost / n};
+        rv = sel_add(inf, &v);
+    }
+    return rv;
+}
+
+/* Whether link component |lk| lies under device or optic group |dk|. */
+static int link_under(const probe_infer_cfg *c, uint32_t dk, uint32_t lk)
+{
+    /* on the packed keys (type 3 bits, plane 5, t0 12, other 12): this runs per record */
+    uint32_t lt = lk >> 29, dt = dk >> 29;
+    if (lt > PROBE_COMP_T1_T0 || ((lk ^ dk) >> 24 & 31) != 0) {
+        return 0;
+    }
+    int up = lt == PROBE_COMP_T0_T1 || lt == PROBE_COMP_T1_T0;
+    switch (dt) {
+    case PROBE_COMP_T0:
+        return ((lk ^ dk) >> 12 & 4095) == 0;
+    case PROBE_COMP_T1:
+        return up && ((lk ^ dk) & 4095) == 0;
+    default:
+        return up && ((lk ^ dk) >> 12 & 4095) == 0 && (lk & 4095) / c->optic_group == (dk & 4095);
+    }
+}
+
+/*
+ * Device or optic group |idx| is the strongest candidate: decide by penalised likelihood
+ * whether it, or the best sparse set of links under it, explains its lost probes better. Each
+ * unexplained record is given to its most lossy link under the device (one pass, so no probe
+ * counts twice); each link pays tau as the device does. Sets |*plinks| when the links won
+ * (and selects them).
+ */
+static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks)
+{
+    int rv = 0;
+    size_t nt = 0;
+    uint32_t dk = inf->ents[idx].key;
+    *plinks = 0;
+    for (unsigned i = 0; i < hz->len; i++) {
+        slot *s = hz->s[i];
+        if (!s) {
+            continue;
+        }
+        for (size_t o = occ_first(s, idx); o < s->nocc && s->occ[o] >> 32 == idx; o++) {
+            uint32_t r = (uint32_t)s->occ[o], best = NONE;
+            if (s->expl[r] == inf->stamp) {
+                continue;
+            }
+            for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+                comp_ent *e = &inf->ents[s->rc[j]];
+                if (e->stamp == inf->stamp && link_under(&inf->cfg, dk, e->key) &&
+                    (best == NONE || e->work > inf->ents[best].work)) {
+                    best = s->rc[j];
+                }
+            }
+            if (best == NONE) {
+                continue;
+            }
+            comp_ent *b = &inf->ents[best];
+            if (b->alt_stamp != inf->stamp) {
+                b->alt_stamp = inf->stamp;
+                b->alt = 0;
+                rv = grow((void **)&inf->scratch, &inf->capscratch, nt + 1, sizeof(*inf->scratch));
+                if (rv != 0) {
+                    goto out;
+                }
+                inf->scratch[nt++] = best;
+            }
+            b->alt += s->recs[r].lost;
+        }
+    }
+    double links = 0;
+    size_t npass = 0;
+    for (size_t i = 0; i < nt; i++) {
+        comp_ent *e = &inf->ents[inf->scratch[i]];
+        double g = llr((double)e->alt, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        e->alt_stamp = 0;
+        if (g >= inf->cfg.tau) {
+            links += g - inf->cfg.tau;
+            inf->scratch[npass++] = inf->scratch[i];
+        }
+    }
+    comp_ent *d = &inf->ents[idx];
+    double dev = llr((double)d->work, comp_n(&inf->cfg, dk) * hz->sum, inf->p0) - inf->cfg.tau;
+    if (npass > 0 && links > dev) {
+        *plinks = 1;
+        for (size_t i = 0; i < npass && rv == 0; i++) {
+            rv = select_comp(inf, hz, inf->scratch[i]);
+        }
+    }
+out:
+    return rv;
+}
+
+/* The lazy greedy of one horizon (localization.md 6.4 steps 1-3). */
+static int run_horizon(probe_infer *inf, const horizon *hz)
+{
+    int rv = 0;
+    uint64_t lmin[PROBE_COMP_TYPES];
+    inf->stamp++;
+    inf->nheap = 0;
+    /* the fewest losses that can pass tau in each class: most components with loss are far
+     * below it, and this spares them a logarithm (llr grows with the count) */
+    for (unsigned t = 0; t < PROBE_COMP_TYPES; t++) {
+        double n = comp_n(&inf->cfg, (uint32_t)t << 29) * hz->sum;
+        uint64_t lo = 2, hi = 2;
+        while (hi < (uint64_t)n + 2 && llr((double)hi, n, inf->p0) < inf->cfg.tau) {
+            hi *= 2;
+        }
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (llr((double)mid, n, inf->p0) >= inf->cfg.tau) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lmin[t] = lo;
+    }
+    for (size_t i = 0; i < inf->nent; i++) {
+        comp_ent *e = &inf->ents[i];
+        if (!e->live || e->hs[hz->h] < 2) {
+            continue;
+        }
+        /* every component with loss is a candidate: its count must fall as others explain */
+        e->work = e->hs[hz->h];
+        e->stamp = inf->stamp;
+        if (e->work < lmin[e->key >> 29]) {
+            continue;
+        }
+        double g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        if (g >= inf->cfg.tau) {
+            rv = heap_push(inf, g, (uint32_t)i);
+            if (rv != 0) {
+                goto out;
+            }
+        }
+    }
+    while (inf->nheap > 0) {
+        heap_ent top = heap_pop(inf);
+        comp_ent *e = &inf->ents[top.idx];
+        double g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        if (g < inf->cfg.tau) {
+            continue;
+        }
+        if (inf->nheap > 0 && g < inf->heap[0].g) {
+            /* lazy: its count fell since it was pushed; try it again in order */
+            rv = heap_push(inf, g, top.idx);
+            if (rv != 0) {
+                goto out;
+            }
+            continue;
+        }
+        /* a device that beat its links at a shorter horizon of this evaluation keeps the
+         * verdict at longer ones (more data only widens the device's penalty margin) */
+        if (e->key >> 29 >= PROBE_COMP_T0 && e->refined != inf->stamp &&
+            e->dev_won != inf->evalno) {
+            int links;
+            e->refined = inf->stamp;
+            rv = refine(inf, hz, top.idx, &links);
+            if (rv != 0) {
+                goto out;
+            }
+            if (links) {
+                g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+                if (g >= inf->cfg.tau) {
+                    rv = heap_push(inf, g, top.idx);
+                }
+                if (rv != 0) {
+                    goto out;
+                }
+                continue;
+            }
+            e->dev_won = inf->evalno;
+        }
+        rv = select_comp(inf, hz, top.idx);
+        if (rv != 0) {
+            goto out;
+        }
+    }
+out:
+    return rv;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The background loss per probe: the median per-T1 loss over the longest horizon (most T1s
+ * are healthy, so faults do not move it), floored. */
+static int estimate_p0(probe_infer *inf, const horizon *hz)
+{
+    int rv = 0;
+    size_t n = 0, total = (size_t)inf->cfg.planes * inf->cfg.nt1;
+    double *rate = NULL;
+    if (inf->cfg.p0 > 0) {
+        inf->p0 = inf->cfg.p0;
+        goto out;
+    }
+    inf->p0 = inf->cfg.p0_floor;
+    double probes = inf->cfg.n_t1 * hz->sum;
+    if (probes <= 0) {
+        goto out;
+    }
+    rate = malloc(total * sizeof(*rate));
+    if (!rate) {
+        rv = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < inf->nent && n < total; i++) {
+        comp_ent *e = &inf->ents[i];
+        if (e->live && e->key >> 29 == PROBE_COMP_T1 && e->hs[hz->h] > 0) {
+            rate[n++] = (double)e->hs[hz->h] / probes;
+        }
+    }
+    while (n < total) {
+        rate[n++] = 0;
+    }
+    qsort(rate, n, sizeof(*rate), cmp_double);
+    if (rate[n / 2] > inf->p0) {
+        inf->p0 = rate[n / 2];
+    }
+out:
+    free(rate);
+    return rv;
+}
+
+static int vstate_update(probe_infer *inf, uint64_t window)
+{
+    int rv = 0;
+    for (size_t i = 0; i < inf->nvs; i++) {
+        inf->vs[i].selected = 0;
+    }
+    for (size_t k = 0; k < inf->nsel; k++) {
+        size_t i = 0;
+        while (i < inf->nvs && inf->vs[i].ev.key != inf->sels[k].key) {
+            i++;
+        }
+        if (i == inf->nvs) {
+            rv = grow((void **)&inf->vs, &inf->capvs, inf->nvs + 1, sizeof(*inf->vs));
+            if (rv != 0) {
+                goto out;
+            }
+            memset(&inf->vs[i], 0, sizeof(inf->vs[i]));
+            inf->nvs++;
+        }
+        inf->vs[i].ev = inf->sels[k];
+        inf->vs[i].selected = 1;
+        inf->vs[i].last_seen = window;
+    }
+    unsigned hw = inf->cfg.heal_windows;
+    size_t kept = 0;
+    for (size_t i = 0; i < inf->nvs; i++) {
+        vstate *v = &inf->vs[i];
+        v->consec = v->selected ? v->consec + 1 : 0;
+        if (!v->confirmed && v->consec >= inf->cfg.confirm) {
+            v->confirmed = 1;
+            v->since = window;
+        }
+        if (v->confirmed) {
+            /* healed: its raw loss over the last windows is background (long horizons may
+             * still select it on old evidence) */
+            double l = 0, nw = 0, n1 = comp_n(&inf->cfg, v->ev.key);
+            uint32_t e = ent_find(inf, v->ev.key);
+            for (unsigned w = 0; w < hw && w <= window; w++) {
+                slot *s = &inf->slots[(window - w) % NSLOT];
+                if (s->used && s->final && s->window == window - w) {
+                    nw += n1 * ldexp(1.0, -(int)s->shift);
+                    l += e != NONE ? inf->ents[e].cnt[(window - w) % NSLOT] : 0;
+                }
+            }
+            int healed = llr(l, nw, inf->p0) < inf->cfg.tau_loo;
+            v->healed_evals = healed ? v->healed_evals + 1 : 0;
+        }
+        /* an unconfirmed miss is forgotten; a verdict once its evidence has left every
+         * horizon after it was reported healed, so old evidence cannot raise it again */
+        if (v->selected || (v->confirmed && v->healed_evals == 0)) {
+            inf->vs[kept++] = *v;
+        }
+    }
+    inf->nvs = kept;
+out:
+    return rv;
+}
+
+int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size_t max)
+{
+    int rv = -ESTALE;
+    horizon hz;
+    if (inf->evaluated && window <= inf->last_eval) {
+        goto out;
+    }
+    /* every window of the ring up to |window| becomes read-only; one never fed is clean */
+    uint64_t from = window >= NSLOT - 1 ? window - (NSLOT - 1) : 0;
+    if (inf->evaluated && inf->last_eval + 1 > from) {
+        from = inf->last_eval + 1;
+    }
+    for (uint64_t w = from; w <= window; w++) {
+        slot *s = &inf->slots[w % NSLOT];
+        if (!s->used || s->window != w) {
+            rv = slot_reset(inf, s, w);
+            if (rv != 0) {
+                goto out;
+            }
+        }
+        rv = slot_finalize(inf, s);
+        if (rv != 0) {
+            goto out;
+        }
+    }
+    inf->last_eval = window;
+    inf->evaluated = 1;
+    inf->nwin++;
+    /* horizon sums of every component with loss, in one pass over its windows (a slot that
+     * does not hold its window counts nothing) */
+    unsigned sidx[NSLOT];
+    unsigned nw = 1u << (inf->cfg.horizons - 1);
+    for (unsigned w = 0; w < nw; w++) {
+        slot *s = w <= window ? &inf->slots[(window - w) % NSLOT] : NULL;
+        sidx[w] = s && s->final && s->window == window - w ? (unsigned)(s - inf->slots) : NSLOT;
+    }
+    for (size_t i = 0; i < inf->nent; i++) {
+        comp_ent *e = &inf->ents[i];
+        if (!e->live) {
+            continue;
+        }
+        uint64_t sum = 0;
+        for (unsigned w = 0, h = 0; w < nw; w++) {
+            sum += sidx[w] < NSLOT ? e->cnt[sidx[w]] : 0;
+            if (w + 1 == 1u << h) {
+                e->hs[h++] = sum;
+            }
+        }
+    }
+    unsigned nh = 0;
+    while (nh < inf->cfg.horizons && (nh == 0 || (1ull << (nh - 1)) < inf->nwin)) {
+        nh++;
+    }
+    horizon_init(inf, window, nh - 1, &hz);
+    rv = estimate_p0(inf, &hz);
+    if (rv != 0) {
+        goto out;
+    }
+    inf->nsel = 0;
+    inf->evalno++;
+    for (unsigned h = 0; h < nh; h++) {
+        horizon_init(inf, window, h, &hz);
+        rv = run_horizon(inf, &hz);
+        if (rv != 0) {
+            goto out;
+        }
+    }
+    rv = vstate_update(inf, window);
+    if (rv != 0) {
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nvs; i++) {
+        const vstate *v = &inf->vs[i];
+        if (!v->confirmed) {
+            continue;
+        }
+        if (n < max) {
+            probe_verdict *p = &out[n];
+            p->comp = key_comp(v->ev.key);
+            p->loss = v->ev.loss;
+            p->lost = v->ev.lost;
+            p->sent = v->ev.sent;
+            p->horizon = v->ev.horizon;
+            p->llr = v->ev.llr;
+            p->since = v->since;
+            p->last_seen = v->last_seen;
+            p->healed = v->healed_evals > 0;
+        }
+        n++;
+    }
+    rv = (int)n;
+out:
+    return rv;
+}
+
+size_t probe_infer_pending(const probe_infer *inf)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nvs; i++) {
+        n += inf->vs[i].selected && !inf->vs[i].confirmed;
+    }
+    return n;
+}

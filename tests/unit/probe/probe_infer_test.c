@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/* probe_infer: gray-failure localization on a small dense-simulated plane with injected faults. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "probe_infer.h"
+
+/* One plane of 16 T0s x 16 ports and 16 T1s; per sender and window the full fabric's mix at
+ * this size: 64 T0 bounces, 16 T1 bounces per T1, 64 cross per T1, 64 intra (1,408 probes), so
+ * each directed link carries the full-scale counts (1,408 NIC, 1,280 uplink). */
+#define NT0 16
+#define NT1 16
+#define NP 16
+#define NB0 64
+#define NB1 (16 * NT1)
+#define NX (64 * NT1)
+#define NI 64
+#define R (NB0 + NB1 + NX + NI)
+
+typedef struct fault {
+    probe_comp c;
+    double loss;
+    uint64_t from, to; /* windows [from, to) */
+} fault;
+
+typedef struct sim {
+    probe_infer *inf;
+    uint64_t rng;
+    double p0; /* background loss per link */
+    const fault *faults;
+    size_t nfaults;
+    int stall_t0, stall_port; /* a sender that sends nothing, or -1 */
+    uint64_t stall_from, stall_to;
+    int heartbeat; /* whether the stalled sender's heartbeat is fed */
+} sim;
+
+static double uniform(uint64_t *s)
+{
+    *s += 0x9e3779b97f4a7c15u;
+    uint64_t z = *s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* The probe |i| of sender (a, k) in window |w|: balanced bijections of (a, k) per (i, w). */
+static unsigned path_of(uint64_t w, unsigned a, unsigned k, unsigned i, probe_link *l)
+{
+    unsigned n = 0, b = a, m = k, j = NT1;
+    if (i < NB0) {
+        /* T0 bounce */
+    } else if (i < NB0 + NB1) {
+        j = (i - NB0) % NT1;
+    } else if (i < NB0 + NB1 + NX) {
+        unsigned x = i - NB0 - NB1;
+        j = x % NT1;
+        b = (a + 1 + (unsigned)((x / NT1 + w) % (NT0 - 1))) % NT0;
+        m = (k + x / NT1 + 7 * (unsigned)w) % NP;
+    } else {
+        m = (k + 1 + (unsigned)((i + w) % (NP - 1))) % NP;
+    }
+    l[n++] = (probe_link){0, PROBE_NIC_T0, (uint16_t)a, (uint16_t)k};
+    if (j < NT1) {
+        l[n++] = (probe_link){0, PROBE_T0_T1, (uint16_t)a, (uint16_t)j};
+        l[n++] = (probe_link){0, PROBE_T1_T0, (uint16_t)b, (uint16_t)j};
+    }
+    l[n++] = (probe_link){0, PROBE_T0_NIC, (uint16_t)b, (uint16_t)m};
+    return n;
+}
+
+/* Whether fault |f| covers link |l|. */
+static int fault_hits(const probe_comp *c, const probe_link *l)
+{
+    int up = l->dir == PROBE_T0_T1 || l->dir == PROBE_T1_T0;
+    switch (c->type) {
+    case PROBE_COMP_T0:
+        return l->t0 == c->t0;
+    case PROBE_COMP_T1:
+        return up && l->other == c->other;
+    case PROBE_COMP_OPTIC:
+        return up && l->t0 == c->t0 && l->other / 4 == c->other;
+    default:
+        return l->dir == c->type && l->t0 == c->t0 && l->other == c->other;
+    }
+}
+
+/* Runs windows [from, to), feeding every lost probe, and evaluates each window. Returns the
+ * verdict count of the last evaluation, its verdicts in |out|; |*pfirst| = the first window in
+ * which a verdict was confirmed (UINT64_MAX if none). */
+static int sim_run(sim *s, uint64_t from, uint64_t to, probe_verdict *out, size_t max,
+                   uint64_t *pfirst)
+{
+    int n = 0;
+    probe_link l[6];
+    *pfirst = UINT64_MAX;
+    for (uint64_t w = from; w < to; w++) {
+        for (unsigned a = 0; a < NT0; a++) {
+            for (unsigned k = 0; k < NP; k++) {
+                int stalled = (int)a == s->stall_t0 && (int)k == s->stall_port &&
+                              w >= s->stall_from && w < s->stall_to;
+                if (stalled && s->heartbeat) {
+                    ck_assert_int_eq(probe_infer_add_sent(s->inf, w, 0, a, k, 0, R), 0);
+                }
+                for (unsigned i = 0; i < R; i++) {
+                    unsigned nl = path_of(w, a, k, i, l);
+                    int lost = 0;
+                    if (stalled) {
+                        /* receivers miss the one-way probes it never sent */
+                        lost = i >= NB0 + NB1;
+                    }
+                    for (unsigned x = 0; x < nl && !lost; x++) {
+                        lost = uniform(&s->rng) < s->p0;
+                        /* devices and optic lanes are crossed once per link */
+                        for (size_t f = 0; f < s->nfaults && !lost; f++) {
+                            const fault *ft = &s->faults[f];
+                            if (w >= ft->from && w < ft->to && fault_hits(&ft->c, &l[x])) {
+                                lost = uniform(&s->rng) < ft->loss;
+                            }
+                        }
+                    }
+                    if (lost) {
+                        ck_assert_int_eq(probe_infer_add(s->inf, w, l, nl, 1), 0);
+                    }
+                }
+            }
+        }
+        n = probe_infer_eval(s->inf, w, out, max);
+        ck_assert_int_ge(n, 0);
+        if (n > 0 && *pfirst == UINT64_MAX) {
+            *pfirst = w;
+        }
+    }
+    return n;
+}
+
+static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed)
+{
+    probe_infer_cfg cfg;
+    memset(s, 0, sizeof(*s));
+    probe_infer_cfg_default(&cfg, 1, NT0, NT1, NP);
+    /* the test's mix at this size (probe_infer_cfg_default assumes 256 T1s) */
+    cfg.n_nic = R;
+    cfg.n_up = (double)(NB1 + NX) * NP / NT1;
+    cfg.n_t0 = (double)NP * (R + NX);
+    cfg.n_t1 = cfg.n_up * NT0;
+    cfg.n_optic = 4.0 * NP * (NB1 + 2.0 * NX) / NT1;
+    ck_assert_int_eq(probe_infer_new(&cfg, &s->inf), 0);
+    s->rng = seed;
+    s->p0 = p0;
+    s->faults = f;
+    s->nfaults = nf;
+    s->stall_t0 = s->stall_port = -1;
+}
+
+static int comp_eq(const probe_comp *a, const probe_comp *b)
+{
+    return a->type == b->type && a->plane == b->plane && a->t0 == b->t0 && a->other == b->other;
+}
+
+/* One lossy link direction: |n| windows suffice, and nothing else is named. */
+static void check_one(const fault *f, double p0, uint64_t windows, uint64_t within)
+{
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, f, 1, p0, 42);
+    int n = sim_run(&s, 0, windows, v, 8, &first);
+    ck_assert_int_eq(n, 1);
+    ck_assert(comp_eq(&v[0].comp, &f->c));
+    ck_assert_uint_le(first, within);
+    ck_assert(v[0].loss > f->loss / 3 && v[0].loss < f->loss * 3);
+    ck_assert(!v[0].healed);
+    probe_infer_free(s.inf);
+}
+
+START_TEST(test_probe_infer_link_1pct)
+{
+    /* an uplink at 1 %: about 13 lost probes a window, confirmed within 3 evaluations */
+    fault f = {{PROBE_COMP_T0_T1, 0, 3, 5}, 0.01, 0, 100};
+    check_one(&f, 1e-6, 8, 3);
+}
+END_TEST
+
+START_TEST(test_probe_infer_link_02pct)
+{
+    /* a down NIC link at 0.2 %: under 3 losses a window, found well within 30 windows */
+    fault f = {{PROBE_COMP_T0_NIC, 0, 7, 2}, 0.002, 0, 100};
+    check_one(&f, 1e-6, 30, 29);
+}
+END_TEST
+
+START_TEST(test_probe_infer_direction)
+{
+    /* the reverse direction of a lossy link is not named */
+    fault f = {{PROBE_COMP_T1_T0, 0, 9, 12}, 0.005, 0, 100};
+    check_one(&f, 1e-6, 12, 6);
+}
+END_TEST
+
+START_TEST(test_probe_infer_dead_t1)
+{
+    /* a T1 that drops everything while its links stay up: one switch verdict */
+    fault f = {{PROBE_COMP_T1, 0, 0, 4}, 1.0, 0, 100};
+    sim s;
+    probe_verdict v[64];
+    uint64_t first;
+    sim_init(&s, &f, 1, 1e-6, 7);
+    int n = sim_run(&s, 0, 6, v, 64, &first);
+    ck_assert_int_eq(n, 1);
+    ck_assert(comp_eq(&v[0].comp, &f.c));
+    ck_assert_uint_le(first, 2);
+    ck_assert(v[0].loss > 0.5);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_gray_t0)
+{
+    /* a T0 losing 0.5 % on every port: the device, not its 64 links */
+    fault f = {{PROBE_COMP_T0, 0, 11, 0}, 0.005, 0, 100};
+    check_one(&f, 1e-6, 8, 4);
+}
+END_TEST
+
+START_TEST(test_probe_infer_optic)
+{
+    /* the 4 uplinks of one cage (T1s 4..7 of T0 2), both directions, at 2 % */
+    fault f = {{PROBE_COMP_OPTIC, 0, 2, 1}, 0.02, 0, 100};
+    check_one(&f, 1e-6, 8, 3);
+}
+END_TEST
+
+START_TEST(test_probe_infer_burst)
+{
+    /* one window of 5 % on a link (a technician's touch): no verdict at any horizon */
+    fault f = {{PROBE_COMP_NIC_T0, 0, 5, 9}, 0.05, 10, 11};
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, &f, 1, 1e-6, 3);
+    sim_run(&s, 0, 44, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_noise)
+{
+    /* background loss only (1e-5 per link, estimated): nothing, over more than every horizon */
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, NULL, 0, 1e-5, 5);
+    sim_run(&s, 0, 40, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_stall)
+{
+    /* a host that stops sending for 3 windows, its heartbeat saying so: no verdict */
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, NULL, 0, 1e-6, 9);
+    s.stall_t0 = 6;
+    s.stall_port = 1;
+    s.stall_from = 4;
+    s.stall_to = 7;
+    s.heartbeat = 1;
+    sim_run(&s, 0, 12, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+
+    /* without the heartbeat the same deficits read as a dead NIC->T0 link */
+    sim_init(&s, NULL, 0, 1e-6, 9);
+    s.stall_t0 = 6;
+    s.stall_port = 1;
+    s.stall_from = 4;
+    s.stall_to = 7;
+    sim_run(&s, 0, 7, v, 8, &first);
+    ck_assert_uint_ne(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_healed)
+{
+    /* a link lossy for 10 windows and then repaired is reported healed after heal_windows
+     * clean windows, and forgotten once its evidence has left the 32-window horizon */
+    fault f = {{PROBE_COMP_T0_T1, 0, 1, 1}, 0.03, 0, 10};
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, &f, 1, 1e-6, 11);
+    ck_assert_int_eq(sim_run(&s, 0, 10, v, 8, &first), 1);
+    ck_assert(!v[0].healed);
+    int n = sim_run(&s, 10, 19, v, 8, &first);
+    ck_assert_int_eq(n, 1);
+    ck_assert(v[0].healed);
+    ck_assert(comp_eq(&v[0].comp, &f.c));
+    ck_assert_int_eq(sim_run(&s, 19, 44, v, 8, &first), 0);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_api)
+{
+    probe_infer_cfg cfg;
+    probe_infer *inf;
+    probe_verdict v[2];
+    probe_link l = {0, PROBE_NIC_T0, 0, NP};
+    probe_infer_cfg_default(&cfg, 1, NT0, NT1, NP);
+    cfg.optic_group = 5;
+    ck_assert_int_eq(probe_infer_new(&cfg, &inf), -EINVAL);
+    cfg.optic_group = 4;
+    ck_assert_int_eq(probe_infer_new(&cfg, &inf), 0);
+    ck_assert_int_eq(probe_infer_add(inf, 3, &l, 1, 1), -EINVAL);
+    ck_assert_int_eq(probe_infer_add(inf, 3, &l, 0, 1), -EINVAL);
+    ck_assert_int_eq(probe_infer_eval(inf, 3, v, 2), 0);
+    ck_assert_int_eq(probe_infer_eval(inf, 3, v, 2), -ESTALE);
+    l.other = 0;
+    ck_assert_int_eq(probe_infer_add(inf, 3, &l, 1, 1), -ESTALE);
+    ck_assert_int_eq(probe_infer_add(inf, 4, &l, 1, 1), 0);
+    ck_assert_int_eq(probe_infer_add_sent(inf, 4, 1, 0, 0, 0, 1), -EINVAL);
+    ck_assert_int_eq(probe_infer_eval(inf, 9, v, 2), 0);
+    probe_infer_free(inf);
+    probe_infer_free(NULL);
+}
+END_TEST
+
+Suite *probe_infer_suite(void);
+
+Suite *probe_infer_suite(void)
+{
+    Suite *s = suite_create("infer");
+    TCase *tc = tcase_create("infer");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_probe_infer_api);
+    tcase_add_test(tc, test_probe_infer_link_1pct);
+    tcase_add_test(tc, test_probe_infer_link_02pct);
+    tcase_add_test(tc, test_probe_infer_direction);
+    tcase_add_test(tc, test_probe_infer_dead_t1);
+    tcase_add_test(tc, test_probe_infer_gray_t0);
+    tcase_add_test(tc, test_probe_infer_optic);
+    tcase_add_test(tc, test_probe_infer_burst);
+    tcase_add_test(tc, test_probe_infer_noise);
+    tcase_add_test(tc, test_probe_infer_stall);
+    tcase_add_test(tc, test_probe_infer_healed);
+    suite_add_tcase(s, tc);
+    return s;
+}
