@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* The central role (issue 8, items 3 and 4): takes every node's window reports, feeds their
+ * heartbeats and deficits to the inference (probe_infer), evaluates each window once every
+ * node has reported (or a deadline passed: a node that never reported sent nothing), and turns
+ * each confirmed verdict into denylist entries at the controller, which it lifts after the
+ * component has probed clean for the hold time; a component that fails again soon after
+ * doubles its next hold (dampening). */
+#ifndef PROBE_LOCALIZE_H
+#define PROBE_LOCALIZE_H
+
+#include <event2/event.h>
+#include <json-c/json.h>
+#include <mrcfab/fabric.h>
+#include <stdint.h>
+
+#include "probe_infer.h"
+#include "probe_sched.h"
+
+typedef struct probe_localize_cfg {
+    struct event_base *base;
+    const fab_topo *topo;
+    const probe_plan *plan;
+    probe_infer_cfg infer;
+    uint64_t window_ns;
+    uint32_t epoch;
+    uint64_t deadline_ns;   /* a window is evaluated at the latest this long after it closes */
+    const char *controller; /* base URL; NULL: verdicts are only logged */
+    const char *token;      /* a prober token */
+    const char *cafile;
+    uint64_t hold_ns;     /* clean probing before an entry is lifted */
+    uint64_t hold_max_ns; /* dampening's cap */
+} probe_localize_cfg;
+
+typedef struct probe_localize probe_localize;
+
+int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, char *err,
+                       size_t errlen);
+void probe_localize_free(probe_localize *loc);
+
+/* Takes one node report (the JSON of probe_node). Returns 0, or -EINVAL with a sentence in
+ * |err| (not a report of this plan, a host or port not in the fabric), -ESTALE (its window is
+ * evaluated already: too late). */
+int probe_localize_report(probe_localize *loc, json_object *report, char *err, size_t errlen);
+
+/* The state: windows evaluated, verdicts in force with their entries, as JSON. */
+json_object *probe_localize_status(const probe_localize *loc);
+
+#endif
