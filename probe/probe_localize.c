@@ -33,6 +33,7 @@ typedef struct action {
     bool seen;              /* in the last evaluation's verdicts */
     uint64_t clean_since;   /* ns, 0: not clean */
     uint64_t lifted_at;     /* ns, 0: never */
+    uint64_t lifted_window; /* the window evaluated when it was lifted */
     unsigned flaps;
     uint64_t hold_ns;
 } action;
@@ -377,6 +378,7 @@ static void lift(probe_localize *loc, action *a, uint64_t now)
 {
     char url[512];
     a->lifted_at = now;
+    a->lifted_window = loc->last_eval;
     if (!loc->cfg.controller) {
         a->state = ACT_FREE;
         return;
@@ -449,6 +451,11 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
         const probe_verdict *v = &loc->vbuf[i];
         action *a = action_of(loc, &v->comp, !v->healed);
         if (!a) {
+            continue;
+        }
+        if (a->state == ACT_FREE && a->lifted_at && window - v->horizon < a->lifted_window) {
+            /* the evidence reaches back before its lifting: the same failure, not a new one
+             * (a new one shows on the horizons that begin after) */
             continue;
         }
         a->seen = true;

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# mrc-probe against gray failures on the lab fabric (issue 8, item 6): a node on every host,
+# the localizer in the root namespace with the controller, two agents moving data. Each fault
+# in turn, by nftables: 1 % of one direction of a T0-T1 link; 1 % of a host port's uplink; a
+# T1 that drops everything while its links stay up. Each time the localizer names the exact
+# element and direction (a switch, not its links) within 30 s and nothing else, the controller
+# holds the entry and the agents' EVs over it go DENIED; once the rule is gone the entry is
+# lifted after the hold.
+set -euo pipefail
+
+bin=${1:?usage: probe_lab.sh BINDIR [TOPOLOGY]}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+topo=${2:-$root/deploy/topologies/lab.json}
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root for network namespaces"
+    exit 77
+fi
+prefix="pl$$"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    "$root/deploy/lab/lab.sh" -p "$prefix" down
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+# shellcheck source=tests/integration/agent_common.sh
+source "$root/tests/integration/agent_common.sh"
+
+lab up >/dev/null
+croot=$(lab addr root)
+port=$((20000 + $$ % 20000))
+lport=$((port + 1))
+url="http://[$croot]:$port"
+hosts=$("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}')
+op_token=operator-token-0123456789
+{
+    for h in h0 h5; do
+        echo "agent-token-$h-0123456789 agent $h"
+        echo "agent-token-$h-0123456789" >"$work/token-$h"
+    done
+    echo "prober-token-0123456789 prober localizer"
+    echo "$op_token operator ops"
+} >"$work/tokens"
+echo prober-token-0123456789 >"$work/token-prober"
+echo node-token-0123456789 >"$work/token-nodes"
+"$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
+    --listen "[$croot]:$port" --cc uet-1.0-nscc --port_gbps 10 --base_rtt_ns 100000 \
+    >>"$work/controller.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do curl -sf "$url/metrics" >/dev/null && break; sleep 0.1; done
+api() { curl -s -H "Authorization: Bearer $op_token" "$url/api/v1/$1"; }
+
+hold=3
+window_ms=500
+"$bin/mrc-probe" localize --topology "$topo" --window_ms $window_ms --listen "[$croot]:$lport" \
+    --controller "$url" --token_file "$work/token-prober" --report_token_file "$work/token-nodes" \
+    --hold_s $hold --deadline_ms 800 >"$work/localize.log" 2>&1 &
+pids+=($!)
+for h in $hosts; do
+    bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window_ms $window_ms \
+        --grace_ms 200 --report_url "http://[$croot]:$lport/api/v1/reports" \
+        --token_file "$work/token-nodes" >/dev/null 2>"$work/probe-$h.log"
+    pids+=($!)
+done
+for h in h0 h5; do
+    bgx "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" --controller "$url" \
+        --token_file "$work/token-$h" --state_dir "$work/state-$h" \
+        --oob "[$(lab addr "$h")]:7471" >"$work/agent-$h.log" 2>&1
+    pids+=($!)
+done
+sleep 1
+bgx h5 "$bin/mrc-perf" server >"$work/srv.log" 2>&1
+pids+=($!)
+sleep 0.3
+# a long transfer from h0 to h5 under every fault: its QPs hold the EVs the denylist turns
+bgx h0 "$bin/mrc-perf" client "$(lab addr h5)" --duration 300 >"$work/xfer.json" 2>"$work/cli.log"
+xfer=$!
+pids+=($xfer)
+
+# the prober's entries now: "element scope" lines
+entries() {
+    api denylist | python3 -c 'import json,sys
+for e in json.load(sys.stdin)["entries"]:
+    if e["source"] == "prober": print(e["element"], e["scope"])'
+}
+# h0's EVs over (plane, T1) in state $3: "count total"
+evs_in() {
+    nsx h0 "$bin/mrc-perf" evs | python3 -c 'import json,sys
+e=[x for x in json.load(sys.stdin)["evs"] if x["plane"]==int(sys.argv[1]) and x["t1"]==int(sys.argv[2])]
+print(sum(x["state"]==sys.argv[3] for x in e), len(e))' "$@"
+}
+sleep 3
+[ -z "$(entries)" ] || fail "the prober denied on a healthy fabric: $(entries)"
+echo "PASS: a healthy fabric: no verdict"
+
+# fault NAME NS RULE: applies nftables RULE (a chain body) in namespace NS
+fault() { printf 'table inet labfault {\n%s\n}\n' "$2" | nsx "$1" nft -f -; }
+heal() { nsx "$1" nft delete table inet labfault; }
+
+# scenario WANT PLANE T1 NS RULE: WANT is the one "element scope" entry expected; h0's EVs over
+# (PLANE, T1) must go DENIED (a T1 "-": none of h0's)
+scenario() {
+    local want=$1 plane=$2 t1=$3 ns=$4 rule=$5 t0 got n e
+    fault "$ns" "$rule"
+    t0=$(now_ms)
+    got=
+    while [ $(($(now_ms) - t0)) -lt 30000 ]; do
+        got=$(entries)
+        [ -n "$got" ] && break
+        sleep 0.25
+    done
+    [ "$got" = "$want" ] || fail "want the entry '$want', the prober holds '${got:-nothing}'"
+    echo "PASS: '$want' denied $(($(now_ms) - t0)) ms after the fault, nothing else"
+    if [ "$t1" != - ]; then
+        for _ in $(seq 20); do
+            read -r n e < <(evs_in "$plane" "$t1" denied)
+            [ "$e" -gt 0 ] && [ "$n" = "$e" ] && break
+            sleep 0.1
+        done
+        [ "$e" -gt 0 ] && [ "$n" = "$e" ] || fail "h0: $n of its $e EVs over p$plane T1 $t1 denied"
+        echo "PASS: h0 stopped using its $e EVs over plane $plane T1 $t1"
+    fi
+    sleep 2
+    got=$(entries)
+    [ "$got" = "$want" ] || fail "later the prober holds '$got', not only '$want'"
+    heal "$ns"
+    t0=$(now_ms)
+    while [ $(($(now_ms) - t0)) -lt 30000 ] && [ -n "$(entries)" ]; do sleep 0.25; done
+    [ -z "$(entries)" ] || fail "'$want' was not lifted 30 s after the heal"
+    echo "PASS: '$want' lifted $(($(now_ms) - t0)) ms after the heal (hold $hold s)"
+}
+
+cables=$("$bin/mrcctl" -t "$topo" topo cables)
+up=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' <<<"$cables")
+scenario "p0-t0-0~p0-t1-1 up" 0 1 p0-t0-0 \
+    "chain post { type filter hook postrouting priority 0; oifname \"$up\" numgen random mod 100 < 1 drop; }"
+
+# host h3's plane-1 port toward its T0, dropped where the T0 takes it in
+read -r t0name t0if < <("$bin/mrcctl" -t "$topo" topo hosts | awk '$1 == "h3" && $2 == 1 {print $7, $9}')
+scenario "h3:1 up" 1 - "$t0name" \
+    "chain pre { type filter hook prerouting priority 0; iifname \"$t0if\" numgen random mod 100 < 1 drop; }"
+
+# a T1 that forwards nothing but keeps its links (neighbour discovery still answers)
+scenario "p1-t1-0 both" 1 0 p1-t1-0 \
+    "chain pre { type filter hook prerouting priority 0; meta l4proto != ipv6-icmp drop; }"
+
+kill -0 "$xfer" 2>/dev/null || fail "the transfer ended early: $(cat "$work/cli.log")"
+[ "$(nsx h0 "$bin/mrc-perf" status | jq_ io tx_errors)" = 0 ] || fail "h0's agent failed sends"
+grep -q "failures\":0" <(curl -s "http://[$croot]:$lport/api/v1/status") ||
+    fail "the localizer's requests failed: $(curl -s "http://[$croot]:$lport/api/v1/status")"
+echo "PASS: the transfer kept going through every fault"
