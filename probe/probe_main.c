@@ -2,10 +2,12 @@
 /* mrc-probe: the prober's roles. `node` sends this host's share of the probe plan and reports
  * each window's heartbeat and deficits as one JSON line on stdout (and to --report_url).
  * `localize` takes every node's reports over HTTP (POST /api/v1/reports, GET /api/v1/status),
- * localizes the failures and keeps the controller's denylist in step with its verdicts. */
+ * localizes the failures and keeps the controller's denylist in step with its verdicts.
+ * `validate` sweeps, before a job, every path this host would use with the job's others. */
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "probe_localize.h"
 #include "probe_node.h"
+#include "probe_validate.h"
 #include "probe_wire.h"
 #include "util.h"
 
@@ -20,7 +23,9 @@ static struct {
     char *topology, *host, *log, *report_url, *token_file, *listen, *controller, *cacert,
         *report_token_file;
     uint64_t window_ms, rate, epoch, udp_port, grace_ms, seed, max_deficits, tclass, deadline_ms,
-        hold_s, hold_max_s, confirm, optic_group;
+        hold_s, hold_max_s, confirm, optic_group, count, pass_pct, timeout_ms, sweep_rate;
+    char *hosts;
+    bool json;
 } o;
 
 /* The options every role shares: they define the plan, which must be the same everywhere. */
@@ -73,6 +78,20 @@ static const util_opt node_opts[] = {
     {"max_deficits", UTIL_OPT_UINT, "256", 0, 1000000, &o.max_deficits, "deficits listed per port and window (the rest only counted)", false},
     {"report_url", UTIL_OPT_STR, NULL, 0, 0, &o.report_url, "where each report is also POSTed (mrc-probe localize)", false},
     {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding the bearer token for --report_url", false},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+};
+
+static const util_opt val_opts[] = {
+    PLAN_OPTS,
+    {"host", UTIL_OPT_STR, NULL, 0, 0, &o.host, "this host's name in the topology (required)", false},
+    {"hosts", UTIL_OPT_STR, "", 0, 0, &o.hosts, "the job's other hosts, comma-separated (their T0s are swept)", false},
+    {"count", UTIL_OPT_UINT, "10", 1, 10000, &o.count, "probes per path", false},
+    {"sweep_rate", UTIL_OPT_UINT, "20000", 1, 10000000, &o.sweep_rate, "probes per second the sweep sends, all ports together", false},
+    {"pass_pct", UTIL_OPT_UINT, "90", 1, 100, &o.pass_pct, "a path passes with this % of its probes back (background loss takes a few)", false},
+    {"timeout_ms", UTIL_OPT_UINT, "500", 1, 60000, &o.timeout_ms, "how long the last probes may take to come back", false},
+    {"udp_port", UTIL_OPT_UINT, "4794", 1, 65535, &o.udp_port, "the sweep's inner UDP port (not the nodes')", false},
+    {"tclass", UTIL_OPT_UINT, "16", 0, 255, &o.tclass, "the probes' traffic class", false},
+    {"json", UTIL_OPT_BOOL, "false", 0, 0, &o.json, "print every path's result as JSON", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
 };
 
@@ -136,6 +155,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
  * file. Returns 0, or the exit status (0 after --help). */
 typedef struct setup {
     const char *role, *usage;
+    bool needs_host;
     const util_opt *opts;
     fab_topo *topo;
     probe_plan *plan;
@@ -168,7 +188,7 @@ static int setup_role(setup *su, int argc, char **argv, bool *done)
         *done = true;
         return 0;
     }
-    bool needs_host = strcmp(su->role, "node") == 0;
+    bool needs_host = su->needs_host;
     if (util_opt_parse(su->opts, argc, argv, err, sizeof(err)) == 0) {
         level = util_log_level_parse(o.log);
         snprintf(err, sizeof(err), "%s",
@@ -231,6 +251,7 @@ static int run_node(int argc, char **argv)
     char err[512];
     bool done;
     setup su = {.role = "node",
+                .needs_host = true,
                 .usage = "mrc-probe node --topology FILE --host NAME [options]",
                 .opts = node_opts};
     probe_node *node = NULL;
@@ -436,6 +457,83 @@ out:
     return status;
 }
 
+static int run_validate(int argc, char **argv)
+{
+    char err[512];
+    bool done;
+    setup su = {.role = "validate",
+                .needs_host = true,
+                .usage =
+                    "mrc-probe validate --topology FILE --host NAME --hosts H1,H2,... [options]",
+                .opts = val_opts};
+    uint32_t *peers = NULL;
+    unsigned npeers = 0;
+    json_object *res = NULL;
+    int status = setup_role(&su, argc, argv, &done);
+    if (status != 0 || done) {
+        goto out;
+    }
+    status = 2;
+    uint32_t host = fab_host_find(su.topo, o.host);
+    if (host == FAB_NONE) {
+        fprintf(stderr, "mrc-probe: no host '%s' in %s\n", o.host, o.topology);
+        goto out;
+    }
+    peers = util_xcalloc(strlen(o.hosts) / 2 + 1, sizeof(*peers));
+    for (char *save = NULL, *h = strtok_r(o.hosts, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+        peers[npeers] = fab_host_find(su.topo, h);
+        if (peers[npeers] == FAB_NONE) {
+            fprintf(stderr, "mrc-probe: --hosts: no host '%s' in %s\n", h, o.topology);
+            goto out;
+        }
+        npeers++;
+    }
+    probe_validate_cfg vc = {.topo = su.topo,
+                             .host = host,
+                             .peers = peers,
+                             .npeers = npeers,
+                             .count = (unsigned)o.count,
+                             .pass_pct = (unsigned)o.pass_pct,
+                             .timeout_ns = o.timeout_ms * 1000000ull,
+                             .rate = o.sweep_rate,
+                             .udp_port = (uint16_t)o.udp_port,
+                             .tclass = (uint8_t)o.tclass};
+    if (probe_validate_run(&vc, &res, err, sizeof(err)) != 0) {
+        fprintf(stderr, "mrc-probe: %s\n", err);
+        status = 1;
+        goto out;
+    }
+    json_object *arr = json_object_object_get(res, "results");
+    if (o.json) {
+        printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
+    } else {
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+            json_object *r = json_object_array_get_idx(arr, i);
+            if (json_object_get_boolean(json_object_object_get(r, "pass"))) {
+                continue;
+            }
+            printf("FAIL %s plane %d %s bounce: T0 %d, T1 %d, far T0 %d: %d of %d back\n", o.host,
+                   json_object_get_int(json_object_object_get(r, "plane")),
+                   json_object_get_string(json_object_object_get(r, "kind")),
+                   json_object_get_int(json_object_object_get(r, "t0")),
+                   json_object_get_int(json_object_object_get(r, "t1")),
+                   json_object_get_int(json_object_object_get(r, "far_t0")),
+                   json_object_get_int(json_object_object_get(r, "back")),
+                   json_object_get_int(json_object_object_get(r, "sent")));
+        }
+        printf("%s %s: %" PRId64 " paths, %" PRId64 " failed\n",
+               json_object_get_boolean(json_object_object_get(res, "pass")) ? "PASS" : "FAIL",
+               o.host, json_object_get_int64(json_object_object_get(res, "paths")),
+               json_object_get_int64(json_object_object_get(res, "failed")));
+    }
+    status = json_object_get_boolean(json_object_object_get(res, "pass")) ? 0 : 1;
+out:
+    json_object_put(res);
+    free(peers);
+    setup_free(&su);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     util_log_init("mrc-probe", stderr);
@@ -445,10 +543,14 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "localize") == 0) {
         return run_localize(argc - 1, argv + 1);
     }
+    if (argc >= 2 && strcmp(argv[1], "validate") == 0) {
+        return run_validate(argc - 1, argv + 1);
+    }
     FILE *f = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) ? stdout
                                                                                           : stderr;
     fprintf(f, "usage: mrc-probe node --topology FILE --host NAME [options]\n"
                "       mrc-probe localize --topology FILE [options]\n"
+               "       mrc-probe validate --topology FILE --host NAME --hosts H1,H2,... [options]\n"
                "       mrc-probe ROLE --help\n");
     return f == stdout ? 0 : 2;
 }

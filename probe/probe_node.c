@@ -6,10 +6,7 @@
 #include "probe_node.h"
 
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_sock.h"
 #include "probe_wire.h"
 #include "util.h"
 
@@ -38,12 +36,9 @@ typedef struct wslot {
 } wslot;
 
 typedef struct nport {
-    unsigned plane, t0, port; /* in the plan */
-    unsigned ifindex;
-    int fd;
-    uint8_t addr[16], uaddr[16]; /* own inner address; the uSID address arrivals carry */
-    uint64_t cur;                /* the window being sent, UINT64_MAX before the first */
-    uint32_t next;               /* its next index */
+    probe_port pp;
+    uint64_t cur;  /* the window being sent, UINT64_MAX before the first */
+    uint32_t next; /* its next index */
     wslot slot[NODE_SLOTS];
 } nport;
 
@@ -83,7 +78,8 @@ static wslot *slot_open(probe_node *n, nport *p, uint64_t window)
     s->window = window;
     s->sent = s->rcvd = s->trimmed = s->unexpected = 0;
     memset(s->got, GOT_NONE, n->R);
-    s->nexp = probe_plan_expect(n->cfg.plan, window, p->plane, p->t0, p->port, s->exp, n->R);
+    s->nexp =
+        probe_plan_expect(n->cfg.plan, window, p->pp.plane, p->pp.t0, p->pp.port, s->exp, n->R);
     s->nexp = s->nexp < n->R ? s->nexp : n->R;
     return s;
 }
@@ -106,14 +102,14 @@ static void send_one(probe_node *n, nport *p, wslot *s, uint32_t index, uint64_t
     probe_spec spec;
     uint8_t pkt[PROBE_PKT_LEN], dst[16];
     struct sockaddr_in6 to = {.sin6_family = AF_INET6};
-    if (probe_plan_get(n->cfg.plan, p->cur, p->plane, p->t0, p->port, index, &spec) != 0 ||
+    if (probe_plan_get(n->cfg.plan, p->cur, p->pp.plane, p->pp.t0, p->pp.port, index, &spec) != 0 ||
         probe_wire_path(n->cfg.topo, &spec, to.sin6_addr.s6_addr) != 0 ||
         port_addr(n->cfg.topo, spec.plane, spec.dst_t0, spec.dst_port, dst) != 0) {
         return; /* a hole in the fabric: the plan's probe has no receiver */
     }
     probe_hdr h = {.epoch = n->cfg.epoch, .window = p->cur, .sent_ns = now, .spec = spec};
-    size_t len = probe_wire_encode(pkt, p->addr, dst, n->cfg.tclass, n->cfg.udp_port, &h);
-    if (sendto(p->fd, pkt, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to)) < 0) {
+    size_t len = probe_wire_encode(pkt, p->pp.addr, dst, n->cfg.tclass, n->cfg.udp_port, &h);
+    if (sendto(p->pp.fd, pkt, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to)) < 0) {
         n->st.send_errors++; /* a port down: the receivers' deficits and our heartbeat say so */
         return;
     }
@@ -136,14 +132,15 @@ static json_object *report(probe_node *n, uint64_t window)
         wslot *s = slot_of(p, window);
         json_object *o = json_object_new_object(), *def = json_object_new_array();
         uint32_t expected = 0, missing = 0;
-        json_object_object_add(o, "plane", json_object_new_int((int)p->plane));
-        json_object_object_add(o, "t0", json_object_new_int((int)p->t0));
-        json_object_object_add(o, "port", json_object_new_int((int)p->port));
+        json_object_object_add(o, "plane", json_object_new_int((int)p->pp.plane));
+        json_object_object_add(o, "t0", json_object_new_int((int)p->pp.t0));
+        json_object_object_add(o, "port", json_object_new_int((int)p->pp.port));
         json_object_object_add(o, "sent", json_object_new_int64(s ? s->sent : 0));
         for (uint32_t k = 0; s && k < n->R; k++) {
             probe_spec spec;
             bool bounce = false;
-            if (probe_plan_get(n->cfg.plan, window, p->plane, p->t0, p->port, k, &spec) == 0) {
+            if (probe_plan_get(n->cfg.plan, window, p->pp.plane, p->pp.t0, p->pp.port, k, &spec) ==
+                0) {
                 bounce = spec.kind == PROBE_T0_BOUNCE || spec.kind == PROBE_T1_BOUNCE;
             }
             /* our bounces of the window were sent in index order: the first |sent| of them */
@@ -259,9 +256,9 @@ static void on_probe(probe_node *n, nport *p, const uint8_t *pkt, size_t len, bo
         n->st.late++;
         return;
     }
-    bool ok = h.epoch == n->cfg.epoch && sp->plane == p->plane && sp->index < n->R;
+    bool ok = h.epoch == n->cfg.epoch && sp->plane == p->pp.plane && sp->index < n->R;
     if (ok && (sp->kind == PROBE_T0_BOUNCE || sp->kind == PROBE_T1_BOUNCE)) {
-        ok = sp->src_t0 == p->t0 && sp->src_port == p->port;
+        ok = sp->src_t0 == p->pp.t0 && sp->src_port == p->pp.port;
     } else if (ok) {
         /* the one probe of that index due here, from that sender */
         uint32_t lo = 0, hi = s->nexp;
@@ -302,8 +299,7 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
         const uint8_t *o = n->rxbuf;
         nport *p = NULL;
         for (unsigned k = 0; k < n->nports && len >= PROBE_IP6_LEN; k++) {
-            if (n->ports[k].ifindex == (unsigned)from.sll_ifindex &&
-                memcmp(o + 24, n->ports[k].uaddr, 16) == 0) {
+            if (probe_sock_arrival(&n->ports[k].pp, 1, from.sll_ifindex, o)) {
                 p = &n->ports[k];
             }
         }
@@ -317,58 +313,13 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* IPv6-in-IPv6 whose inner packet is UDP to |udp| (neither header with extensions). */
-static int attach_filter(int fd, uint16_t udp)
-{
-    struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_IPV6, 0, 5),
-        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, PROBE_IP6_LEN + 6),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 3),
-        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 2 * PROBE_IP6_LEN + 2),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, udp, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, 0xffff),
-        BPF_STMT(BPF_RET | BPF_K, 0),
-    };
-    struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
-    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
-}
-
 static int open_port(probe_node *n, nport *p, unsigned plane, char *err, size_t errlen)
 {
-    const fab_topo *topo = n->cfg.topo;
-    char ifname[FAB_IFNAME_MAX];
-    uint32_t sw;
-    unsigned swport;
-    fab_switch t0;
-    int tc = n->cfg.tclass;
-    if (fab_host_attach(topo, n->cfg.host, plane, &sw, &swport) != 0 ||
-        fab_switch_get(topo, sw, &t0) != 0) {
-        return 1; /* not cabled: no port */
+    int rv = probe_sock_port(n->cfg.topo, n->cfg.host, plane, n->cfg.tclass, &p->pp, err, errlen);
+    if (rv != 0) {
+        return rv;
     }
-    *p = (nport){.plane = plane, .t0 = t0.index, .port = swport, .fd = -1, .cur = UINT64_MAX};
-    fab_host_ifname(topo, n->cfg.host, plane, ifname, sizeof(ifname));
-    fab_host_addr(topo, n->cfg.host, plane, p->addr);
-    fab_host_usid_addr(topo, n->cfg.host, plane, p->uaddr);
-    p->ifindex = if_nametoindex(ifname);
-    if (!p->ifindex) {
-        snprintf(err, errlen, "port %u: no interface %s in this namespace", plane, ifname);
-        return -ENODEV;
-    }
-    struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
-    memcpy(sa.sin6_addr.s6_addr, p->uaddr, 16);
-    p->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPV6);
-    /* it sends only; arrivals are the packet socket's */
-    struct sock_filter none[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
-    struct sock_fprog prog = {.len = 1, .filter = none};
-    if (p->fd < 0 ||
-        setsockopt(p->fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) != 0 ||
-        bind(p->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        setsockopt(p->fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0 ||
-        setsockopt(p->fd, IPPROTO_IPV6, IPV6_TCLASS, &tc, sizeof(tc)) != 0) {
-        snprintf(err, errlen, "port %u (%s): %s", plane, ifname, strerror(errno));
-        return -errno;
-    }
+    p->cur = UINT64_MAX;
     for (unsigned k = 0; k < NODE_SLOTS; k++) {
         p->slot[k].window = UINT64_MAX;
         p->slot[k].exp = util_xcalloc(n->R, sizeof(probe_spec));
@@ -380,7 +331,7 @@ static int open_port(probe_node *n, nport *p, unsigned plane, char *err, size_t 
 int probe_node_new(const probe_node_cfg *cfg, probe_node **pnode, char *err, size_t errlen)
 {
     probe_node *n = util_xcalloc(1, sizeof(*n));
-    int rv = 0, one = 1, big = 4 << 20;
+    int rv = 0;
     n->cfg = *cfg;
     n->R = probe_plan_per_window(cfg->plan);
     if (!cfg->window_ns || cfg->grace_ns >= cfg->window_ns) {
@@ -392,7 +343,7 @@ int probe_node_new(const probe_node_cfg *cfg, probe_node **pnode, char *err, siz
     n->rxfd = -1;
     n->first = UINT64_MAX;
     for (unsigned i = 0; i < NODE_MAX_PORTS; i++) {
-        n->ports[i].fd = -1;
+        n->ports[i].pp.fd = -1;
     }
     unsigned planes = fab_topo_planes(cfg->topo);
     for (unsigned pl = 0; pl < planes && pl < NODE_MAX_PORTS; pl++) {
@@ -403,17 +354,11 @@ int probe_node_new(const probe_node_cfg *cfg, probe_node **pnode, char *err, siz
         }
         rv = 0;
     }
-    struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6)};
-    /* opened for no protocol, so that nothing arrives before the filter is on */
-    n->rxfd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (n->rxfd < 0 || attach_filter(n->rxfd, cfg->udp_port) != 0 ||
-        setsockopt(n->rxfd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0 ||
-        bind(n->rxfd, (struct sockaddr *)&ll, sizeof(ll)) != 0) {
-        rv = -errno;
-        snprintf(err, errlen, "the probe packet socket: %s", strerror(errno));
+    n->rxfd = probe_sock_rx(cfg->udp_port, err, errlen);
+    if (n->rxfd < 0) {
+        rv = n->rxfd;
         goto out;
     }
-    setsockopt(n->rxfd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
     n->rx_ev = event_new(cfg->base, n->rxfd, EV_READ | EV_PERSIST, on_rx, n);
     n->tick = event_new(cfg->base, -1, EV_PERSIST, on_tick, n);
     struct timeval tv = {0, NODE_TICK_US};
@@ -435,8 +380,8 @@ void probe_node_free(probe_node *n)
     }
     for (unsigned i = 0; i < NODE_MAX_PORTS; i++) {
         nport *p = &n->ports[i];
-        if (p->fd >= 0) {
-            close(p->fd);
+        if (p->pp.fd >= 0) {
+            close(p->pp.fd);
         }
         for (unsigned k = 0; k < NODE_SLOTS; k++) {
             free(p->slot[k].exp);

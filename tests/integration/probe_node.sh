@@ -3,7 +3,8 @@
 # mrc-probe node on every host of the lab fabric, the agents beside it: on a healthy fabric
 # every port sends its whole share of the plan and misses nothing; with one direction of one
 # T0-T1 link dropping 20 % (nftables numgen), every deficit is a probe whose path crosses that
-# link direction, and the other direction and every other link lose nothing; the agents'
+# link direction, and the other direction and every other link lose nothing; `mrc-probe
+# validate` passes a healthy job and fails exactly the paths over a dead T1; the agents'
 # engines see none of the probes.
 set -euo pipefail
 
@@ -96,6 +97,30 @@ assert other == 0, f"{other} deficits elsewhere"
 assert lost >= 10, f"only {lost} probes lost over the lossy link"
 print(f"PASS: lossy link: {lost} deficits, each on a path over p0-t0-0 -> p0-t1-0, none elsewhere")
 PYEOF
+
+# 3. pre-job validation: each host of a job sweeps its paths; healthy, all pass; with a T1 that
+# forwards nothing, exactly the paths over it fail
+job=h0,h2,h5,h7
+for h in h0 h5; do
+    t0=$(now_ms)
+    nsx "$h" "$bin/mrc-probe" validate --topology "$topo" --host "$h" --hosts $job \
+        >"$work/val-$h.txt" || fail "validate on $h: $(cat "$work/val-$h.txt")"
+    echo "PASS: $(tail -1 "$work/val-$h.txt") in $(($(now_ms) - t0)) ms"
+done
+nsx p1-t1-0 nft -f - <<'NFT'
+table inet labfault {
+    chain pre { type filter hook prerouting priority 0; meta l4proto != ipv6-icmp drop; }
+}
+NFT
+rc=0
+nsx h0 "$bin/mrc-probe" validate --topology "$topo" --host h0 --hosts $job >"$work/val.txt" || rc=$?
+nsx p1-t1-0 nft delete table inet labfault
+[ "$rc" = 1 ] || fail "validate passed (or failed to run: $rc) with p1-t1-0 dead: $(cat "$work/val.txt")"
+nfail=$(grep -c '^FAIL h0 plane' "$work/val.txt" || true)
+nover=$(grep -c '^FAIL h0 plane 1 .*T1 0,' "$work/val.txt" || true)
+[ "$nfail" -gt 0 ] && [ "$nfail" = "$nover" ] ||
+    fail "with p1-t1-0 dead, $nover of $nfail failed paths cross it: $(cat "$work/val.txt")"
+echo "PASS: validate with p1-t1-0 dead: $nfail paths failed, each over it"
 
 # the agent's engine saw no probe (its filter keeps to MRC's UDP port)
 garbage=$(nsx h0 "$bin/mrc-perf" status | jq_ io rx_garbage)
