@@ -3,7 +3,8 @@
 # mrc-probe against gray failures on the lab fabric (issue 8, item 6): a node on every host,
 # the localizer in the root namespace with the controller, two agents moving data. Each fault
 # in turn, by nftables: 1 % of one direction of a T0-T1 link; 1 % of a host port's uplink; a
-# T1 that drops everything while its links stay up. Each time the localizer names the exact
+# T1 that drops everything while its links stay up; the first link again (a flap: the hold
+# doubles). Each time the localizer names the exact
 # element and direction (a switch, not its links) within 30 s and nothing else, the controller
 # holds the entry and the agents' EVs over it go DENIED; once the rule is gone the entry is
 # lifted after the hold.
@@ -101,10 +102,17 @@ echo "PASS: a healthy fabric: no verdict"
 fault() { printf 'table inet labfault {\n%s\n}\n' "$2" | nsx "$1" nft -f -; }
 heal() { nsx "$1" nft delete table inet labfault; }
 
-# scenario WANT PLANE T1 NS RULE: WANT is the one "element scope" entry expected; h0's EVs over
-# (PLANE, T1) must go DENIED (a T1 "-": none of h0's)
+# the hold the localizer gives its one verdict in force, in seconds
+hold_of() {
+    curl -s "http://[$croot]:$lport/api/v1/status" | python3 -c 'import json,sys
+v=[x for x in json.load(sys.stdin)["verdicts"] if x["state"] == "denied"]
+print(int(v[0]["hold_s"]) if len(v) == 1 else "none")'
+}
+
+# scenario WANT PLANE T1 NS RULE [HOLD]: WANT is the one "element scope" entry expected; h0's
+# EVs over (PLANE, T1) must go DENIED (a T1 "-": none of h0's); HOLD the hold it must earn
 scenario() {
-    local want=$1 plane=$2 t1=$3 ns=$4 rule=$5 t0 got n e
+    local want=$1 plane=$2 t1=$3 ns=$4 rule=$5 expect=${6:-$hold} t0 got n e
     fault "$ns" "$rule"
     t0=$(now_ms)
     got=
@@ -124,6 +132,7 @@ scenario() {
         [ "$e" -gt 0 ] && [ "$n" = "$e" ] || fail "h0: $n of its $e EVs over p$plane T1 $t1 denied"
         echo "PASS: h0 stopped using its $e EVs over plane $plane T1 $t1"
     fi
+    [ "$(hold_of)" = "$expect" ] || fail "'$want' is held for $(hold_of) s, not $expect s"
     sleep 2
     got=$(entries)
     [ "$got" = "$want" ] || fail "later the prober holds '$got', not only '$want'"
@@ -131,7 +140,7 @@ scenario() {
     t0=$(now_ms)
     while [ $(($(now_ms) - t0)) -lt 30000 ] && [ -n "$(entries)" ]; do sleep 0.25; done
     [ -z "$(entries)" ] || fail "'$want' was not lifted 30 s after the heal"
-    echo "PASS: '$want' lifted $(($(now_ms) - t0)) ms after the heal (hold $hold s)"
+    echo "PASS: '$want' lifted $(($(now_ms) - t0)) ms after the heal (hold $expect s)"
 }
 
 cables=$("$bin/mrcctl" -t "$topo" topo cables)
@@ -147,6 +156,11 @@ scenario "h3:1 up" 1 - "$t0name" \
 # a T1 that forwards nothing but keeps its links (neighbour discovery still answers)
 scenario "p1-t1-0 both" 1 0 p1-t1-0 \
     "chain pre { type filter hook prerouting priority 0; meta l4proto != ipv6-icmp drop; }"
+
+# the first link fails again soon after its lifting: a flapping element, held twice as long
+scenario "p0-t0-0~p0-t1-1 up" 0 1 p0-t0-0 \
+    "chain post { type filter hook postrouting priority 0; oifname \"$up\" numgen random mod 100 < 1 drop; }" \
+    $((2 * hold))
 
 kill -0 "$xfer" 2>/dev/null || fail "the transfer ended early: $(cat "$work/cli.log")"
 [ "$(nsx h0 "$bin/mrc-perf" status | jq_ io tx_errors)" = 0 ] || fail "h0's agent failed sends"
