@@ -127,6 +127,11 @@ static json_object *report(probe_node *n, uint64_t window)
                            json_object_new_string(fab_host_name(n->cfg.topo, n->cfg.host)));
     json_object_object_add(r, "window", json_object_new_uint64(window));
     json_object_object_add(r, "epoch", json_object_new_uint64(n->cfg.epoch));
+    /* since the node began: what it could not read as a probe, and probes it did not expect
+     * (another plan's, misrouted, duplicated) or that came after their window's report */
+    json_object_object_add(r, "garbage", json_object_new_uint64(n->st.garbage));
+    json_object_object_add(r, "unexpected", json_object_new_uint64(n->st.unexpected));
+    json_object_object_add(r, "late", json_object_new_uint64(n->st.late));
     for (unsigned i = 0; i < n->nports; i++) {
         nport *p = &n->ports[i];
         wslot *s = slot_of(p, window);

@@ -122,6 +122,40 @@ nover=$(grep -c '^FAIL h0 plane 1 .*T1 0,' "$work/val.txt" || true)
     fail "with p1-t1-0 dead, $nover of $nfail failed paths cross it: $(cat "$work/val.txt")"
 echo "PASS: validate with p1-t1-0 dead: $nfail paths failed, each over it"
 
+# 4. garbage at h5's plane-0 port from its T0: random bytes, and probe-looking packets (UDP
+# 4792, the magic) with random fields; the node counts those its filter lets in, stays up, and
+# misses nothing after
+t0name=$(awk '$1 == "h5" && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts))
+uaddr=$(awk '$1 == "h5" && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts))
+nsx "$t0name" python3 - "$uaddr" <<'PYEOF'
+import os, random, socket, struct, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, 41)
+random.seed(8)
+for i in range(2000):
+    n = random.choice([0, 1, 20, 40, 48, 60, 88, 100, 1500])
+    body = bytearray(os.urandom(n))
+    if n >= 60 and i % 2:
+        body[0] = 0x60
+        body[4:6] = struct.pack("!H", n - 40)
+        body[6] = 17
+        body[42:44] = struct.pack("!H", 4792)
+        body[48:52] = b"MRCP"
+    s.sendto(bytes(body), (sys.argv[1], 0))
+PYEOF
+t0=$(now_ms)
+sleep 1.8
+reports "$t0" >"$work/after.json"
+python3 - "$work/after.json" <<'PYEOF' || fail "garbage changed what the nodes count"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+h5 = [r for r in rs if r["host"] == "h5"]
+assert h5 and h5[-1]["garbage"] + h5[-1]["unexpected"] >= 100, h5[-1:]
+bad = [(r["host"], p["plane"], p["missing"]) for r in rs for p in r["ports"] if p["missing"]]
+assert not bad, bad
+print(f"PASS: garbage: h5 counted {h5[-1]['garbage']} + {h5[-1]['unexpected']}, no probe missed")
+PYEOF
+kill -0 "${pids[5]}" 2>/dev/null || fail "h5's node died of garbage"
+
 # the agent's engine saw no probe (its filter keeps to MRC's UDP port)
 garbage=$(nsx h0 "$bin/mrc-perf" status | jq_ io rx_garbage)
 [ "$garbage" = 0 ] || fail "the agent took $garbage probes for MRC packets"
