@@ -58,13 +58,18 @@ typedef struct comp_ent {
     uint32_t live;
     uint32_t cnt[NSLOT]; /* lost probes through it per slot */
     uint64_t hs[MAXH];   /* lost over each horizon, this evaluation */
-    uint64_t work;       /* unexplained lost probes in the current horizon */
-    uint32_t stamp;      /* the horizon |work| belongs to */
     uint32_t alt_stamp;  /* refinement scratch */
     uint64_t alt;
     uint32_t refined; /* the horizon in which its device/links split was decided */
     uint32_t dev_won; /* the evaluation in which the device beat its links */
 } comp_ent;
+
+/* The greedy's per-candidate state, apart from comp_ent so that the walks over lost-probe records,
+ * which touch it for every component of every record, stay within a few megabytes of cache. */
+typedef struct hot {
+    uint32_t work; /* unexplained lost probes in the current horizon (candidates only) */
+    double inv_n;  /* 1 / probes through it in the horizon: work * inv_n is its loss rate */
+} hot;
 
 typedef struct heap_ent {
     double g;
@@ -94,7 +99,10 @@ struct probe_infer {
     int evaluated;
     uint64_t nwin; /* windows evaluated so far */
     comp_ent *ents;
-    size_t nent, capent;
+    hot *hot;       /* parallel to ents */
+    uint64_t *cand; /* bitmap over ents: candidates of the current horizon (fits in L2) */
+    size_t capcand;
+    size_t nent, capent, caphot;
     uint32_t *freelist;
     size_t nfree, capfree;
     uint32_t *hash; /* open addressing: entry index or NONE */
@@ -109,7 +117,7 @@ struct probe_infer {
     size_t capscratch;
     uint32_t stamp;
     uint32_t evalno;
-    double p0;
+    double p0[32]; /* background loss per probe, per plane */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -301,6 +309,8 @@ void probe_infer_free(probe_infer *inf)
             slot_free(&inf->slots[i]);
         }
         free(inf->ents);
+        free(inf->hot);
+        free(inf->cand);
         free(inf->freelist);
         free(inf->hash);
         free(inf->heap);
@@ -377,12 +387,14 @@ static uint32_t ent_get(probe_infer *inf, uint32_t key)
     if (inf->nfree > 0) {
         i = inf->freelist[--inf->nfree];
     } else {
-        if (grow((void **)&inf->ents, &inf->capent, inf->nent + 1, sizeof(*inf->ents)) != 0) {
+        if (grow((void **)&inf->ents, &inf->capent, inf->nent + 1, sizeof(*inf->ents)) != 0 ||
+            grow((void **)&inf->hot, &inf->caphot, inf->nent + 1, sizeof(*inf->hot)) != 0) {
             return NONE;
         }
         i = (uint32_t)inf->nent++;
     }
     memset(&inf->ents[i], 0, sizeof(inf->ents[i]));
+    memset(&inf->hot[i], 0, sizeof(inf->hot[i]));
     inf->ents[i].key = key;
     inf->ents[i].live = 1;
     hash_put(inf, i);
@@ -560,12 +572,6 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The component keys of record |r| into |out| (distinct). */
 static unsigned rec_comps(const probe_infer_cfg *c, const rec *r, uint32_t out[MAXCOMP])
 {
@@ -649,13 +655,26 @@ static int slot_finalize(probe_infer *inf, slot *s)
         rv = -ENOMEM;
         goto out;
     }
-    s->nocc = 0;
+    /* a counting sort by component (records stay in order within a run): linear, where a
+     * comparison sort of a dead switch's window cost more than the whole greedy */
+    rv = grow((void **)&inf->scratch, &inf->capscratch, inf->nent + 1, sizeof(*inf->scratch));
+    if (rv != 0) {
+        goto out;
+    }
+    uint32_t *pos = inf->scratch;
+    memset(pos, 0, (inf->nent + 1) * sizeof(*pos));
+    for (size_t j = 0; j < nrc; j++) {
+        pos[s->rc[j] + 1]++;
+    }
+    for (size_t i = 0; i < inf->nent; i++) {
+        pos[i + 1] += pos[i];
+    }
     for (size_t r = 0; r < s->nrec; r++) {
         for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
-            s->occ[s->nocc++] = (uint64_t)s->rc[j] << 32 | r;
+            s->occ[pos[s->rc[j]]++] = (uint64_t)s->rc[j] << 32 | r;
         }
     }
-    qsort(s->occ, s->nocc, sizeof(*s->occ), cmp_u64);
+    s->nocc = nrc;
     s->final = 1;
 out:
     return rv;
@@ -680,6 +699,12 @@ static double comp_n(const probe_infer_cfg *c, uint32_t key)
     default:
         return c->n_optic;
     }
+}
+
+/* The background loss per probe on |key|'s plane. */
+static double p0_of(const probe_infer *inf, uint32_t key)
+{
+    return inf->p0[key >> 24 & 31];
 }
 
 static int heap_push(probe_infer *inf, double g, uint32_t idx)
@@ -808,15 +833,17 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
             aw[i] += l;
             lost += l;
             for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
-                comp_ent *e = &inf->ents[s->rc[j]];
-                if (e->stamp == inf->stamp) {
+                uint32_t c = s->rc[j];
+                if (inf->cand[c >> 6] >> (c & 63) & 1) {
+                    hot *e = &inf->hot[c];
                     e->work -= l < e->work ? l : e->work;
                 }
             }
         }
     }
     double n = n1 * hz->sum;
-    double g = llr(lost, n, inf->p0);
+    double p0 = p0_of(inf, key);
+    double g = llr(lost, n, p0);
     int pass = g >= inf->cfg.tau && lost >= inf->cfg.floor_loss * n;
     if (pass && hz->len >= 2) {
         unsigned worst = 0;
@@ -824,7 +851,7 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
             worst = aw[i] > aw[worst] ? i : worst;
         }
         /* a one-window burst must not carry a long-horizon verdict */
-        pass = llr(lost - aw[worst], n - n1 * hz->scale[worst], inf->p0) >= inf->cfg.tau_loo;
+        pass = llr(lost - aw[worst], n - n1 * hz->scale[worst], p0) >= inf->cfg.tau_loo;
     }
     if (pass) {
         sel v = {key, (uint64_t)lost, (uint64_t)(n + 0.5), hz->len, g, lost / n};
@@ -855,9 +882,12 @@ static int link_under(const probe_infer_cfg *c, uint32_t dk, uint32_t lk)
 /*
  * Device or optic group |idx| is the strongest candidate: decide by penalised likelihood
  * whether it, or the best sparse set of links under it, explains its lost probes better. Each
- * unexplained record is given to its most lossy link under the device (one pass, so no probe
- * counts twice); each link pays tau as the device does. Sets |*plinks| when the links won
- * (and selects them).
+ * unexplained record is given to its most lossy candidate (highest unexplained loss rate) other
+ * than the device, and counts for the links only when that candidate is a link under the
+ * device (one pass, so no probe counts twice): a record lost to a blackholed host link that
+ * merely passes through the device belongs to that host link, not to the device's link on its
+ * path, which would otherwise be selected here on borrowed evidence. Each link pays tau as the
+ * device does. Sets |*plinks| when the links won (and selects them).
  */
 static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks)
 {
@@ -875,14 +905,19 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
             if (s->expl[r] == inf->stamp) {
                 continue;
             }
+            double rbest = 0;
             for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
-                comp_ent *e = &inf->ents[s->rc[j]];
-                if (e->stamp == inf->stamp && link_under(&inf->cfg, dk, e->key) &&
-                    (best == NONE || e->work > inf->ents[best].work)) {
+                uint32_t c = s->rc[j];
+                if (c == idx || !(inf->cand[c >> 6] >> (c & 63) & 1)) {
+                    continue;
+                }
+                const hot *e = &inf->hot[c];
+                if (e->work * e->inv_n > rbest) {
                     best = s->rc[j];
+                    rbest = e->work * e->inv_n;
                 }
             }
-            if (best == NONE) {
+            if (best == NONE || !link_under(&inf->cfg, dk, inf->ents[best].key)) {
                 continue;
             }
             comp_ent *b = &inf->ents[best];
@@ -902,15 +937,16 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
     size_t npass = 0;
     for (size_t i = 0; i < nt; i++) {
         comp_ent *e = &inf->ents[inf->scratch[i]];
-        double g = llr((double)e->alt, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        double g = llr((double)e->alt, comp_n(&inf->cfg, e->key) * hz->sum, p0_of(inf, e->key));
         e->alt_stamp = 0;
         if (g >= inf->cfg.tau) {
             links += g - inf->cfg.tau;
             inf->scratch[npass++] = inf->scratch[i];
         }
     }
-    comp_ent *d = &inf->ents[idx];
-    double dev = llr((double)d->work, comp_n(&inf->cfg, dk) * hz->sum, inf->p0) - inf->cfg.tau;
+    const hot *d = &inf->hot[idx];
+    double dev =
+        llr((double)d->work, comp_n(&inf->cfg, dk) * hz->sum, p0_of(inf, dk)) - inf->cfg.tau;
     if (npass > 0 && links > dev) {
         *plinks = 1;
         for (size_t i = 0; i < npass && rv == 0; i++) {
@@ -926,19 +962,24 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
 {
     int rv = 0;
     uint64_t lmin[PROBE_COMP_TYPES];
+    double p0min = 1;
     inf->stamp++;
     inf->nheap = 0;
-    /* the fewest losses that can pass tau in each class: most components with loss are far
-     * below it, and this spares them a logarithm (llr grows with the count) */
+    for (unsigned p = 0; p < inf->cfg.planes; p++) {
+        p0min = inf->p0[p] < p0min ? inf->p0[p] : p0min;
+    }
+    /* the fewest losses that can pass tau in each class (on the plane of the lowest background):
+     * most components with loss are far below it, can never pass (their count only falls) and
+     * so are no candidates at all: this spares them a logarithm and the greedy's walks */
     for (unsigned t = 0; t < PROBE_COMP_TYPES; t++) {
         double n = comp_n(&inf->cfg, (uint32_t)t << 29) * hz->sum;
         uint64_t lo = 2, hi = 2;
-        while (hi < (uint64_t)n + 2 && llr((double)hi, n, inf->p0) < inf->cfg.tau) {
+        while (hi < (uint64_t)n + 2 && llr((double)hi, n, p0min) < inf->cfg.tau) {
             hi *= 2;
         }
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo) / 2;
-            if (llr((double)mid, n, inf->p0) >= inf->cfg.tau) {
+            if (llr((double)mid, n, p0min) >= inf->cfg.tau) {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -946,18 +987,24 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         }
         lmin[t] = lo;
     }
+    size_t nw = (inf->nent + 63) / 64;
+    rv = grow((void **)&inf->cand, &inf->capcand, nw + 1, sizeof(*inf->cand));
+    if (rv != 0) {
+        goto out;
+    }
+    memset(inf->cand, 0, (nw + 1) * sizeof(*inf->cand));
     for (size_t i = 0; i < inf->nent; i++) {
         comp_ent *e = &inf->ents[i];
-        if (!e->live || e->hs[hz->h] < 2) {
+        uint64_t l = e->hs[hz->h];
+        if (!e->live || l < 2 || l < lmin[e->key >> 29]) {
             continue;
         }
-        /* every component with loss is a candidate: its count must fall as others explain */
-        e->work = e->hs[hz->h];
-        e->stamp = inf->stamp;
-        if (e->work < lmin[e->key >> 29]) {
-            continue;
-        }
-        double g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        hot *c = &inf->hot[i];
+        inf->cand[i >> 6] |= 1ull << (i & 63);
+        double n = comp_n(&inf->cfg, e->key) * hz->sum;
+        c->work = l < UINT32_MAX ? (uint32_t)l : UINT32_MAX;
+        c->inv_n = 1 / n;
+        double g = llr((double)c->work, n, p0_of(inf, e->key));
         if (g >= inf->cfg.tau) {
             rv = heap_push(inf, g, (uint32_t)i);
             if (rv != 0) {
@@ -968,7 +1015,9 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
     while (inf->nheap > 0) {
         heap_ent top = heap_pop(inf);
         comp_ent *e = &inf->ents[top.idx];
-        double g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+        hot *c = &inf->hot[top.idx];
+        double n = comp_n(&inf->cfg, e->key) * hz->sum;
+        double g = llr((double)c->work, n, p0_of(inf, e->key));
         if (g < inf->cfg.tau) {
             continue;
         }
@@ -978,6 +1027,12 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
             if (rv != 0) {
                 goto out;
             }
+            continue;
+        }
+        if (e->key >> 29 >= PROBE_COMP_T0 && c->work < inf->cfg.floor_loss * n) {
+            /* a device (or optic group) whose loss is below the reporting floor is never
+             * reported, so it must not explain anything either: its few losses belong to the
+             * lossy links under it, which stay candidates */
             continue;
         }
         /* a device that beat its links at a shorter horizon of this evaluation keeps the
@@ -991,7 +1046,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
                 goto out;
             }
             if (links) {
-                g = llr((double)e->work, comp_n(&inf->cfg, e->key) * hz->sum, inf->p0);
+                g = llr((double)c->work, n, p0_of(inf, e->key));
                 if (g >= inf->cfg.tau) {
                     rv = heap_push(inf, g, top.idx);
                 }
@@ -1017,39 +1072,58 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The background loss per probe: the median per-T1 loss over the longest horizon (most T1s
- * are healthy, so faults do not move it), floored. */
+/*
+ * The background loss per probe of each plane: the median per-T1 loss of that plane over the
+ * longest horizon (most T1s are healthy), floored. Planes are estimated apart: their
+ * backgrounds differ, and a plane whose losses are not fed to this state must not pull the
+ * others' median to zero. A failing T0, host link or optic group is not confined to one T1: it
+ * lifts every T1 of its plane alike, which no median removes, so the share the previous
+ * evaluation's selections explain is taken off first (a selected T1 or T0-T1 link touches few
+ * T1s and the median ignores it).
+ */
 static int estimate_p0(probe_infer *inf, const horizon *hz)
 {
     int rv = 0;
-    size_t n = 0, total = (size_t)inf->cfg.planes * inf->cfg.nt1;
-    double *rate = NULL;
-    if (inf->cfg.p0 > 0) {
-        inf->p0 = inf->cfg.p0;
-        goto out;
+    unsigned nt1 = inf->cfg.nt1;
+    double *rate = NULL, off[32] = {0};
+    for (unsigned p = 0; p < inf->cfg.planes; p++) {
+        inf->p0[p] = inf->cfg.p0 > 0 ? inf->cfg.p0 : inf->cfg.p0_floor;
     }
-    inf->p0 = inf->cfg.p0_floor;
     double probes = inf->cfg.n_t1 * hz->sum;
-    if (probes <= 0) {
+    if (inf->cfg.p0 > 0 || probes <= 0) {
         goto out;
     }
-    rate = malloc(total * sizeof(*rate));
+    rate = malloc(nt1 * sizeof(*rate));
     if (!rate) {
         rv = -ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < inf->nent && n < total; i++) {
-        comp_ent *e = &inf->ents[i];
-        if (e->live && e->key >> 29 == PROBE_COMP_T1 && e->hs[hz->h] > 0) {
-            rate[n++] = (double)e->hs[hz->h] / probes;
+    for (size_t k = 0; k < inf->nsel; k++) {
+        const sel *v = &inf->sels[k];
+        unsigned type = v->key >> 29, p = v->key >> 24 & 31;
+        if (type == PROBE_COMP_NIC_T0 || type == PROBE_COMP_T0_NIC) {
+            /* a host port's probes through one T1 per window */
+            off[p] += v->loss * inf->cfg.n_up / inf->cfg.nports;
+        } else if (type == PROBE_COMP_T0) {
+            /* a T0's probes through one T1 per window, as an optic lane counts them */
+            off[p] += v->loss * inf->cfg.n_optic / inf->cfg.optic_group;
         }
     }
-    while (n < total) {
-        rate[n++] = 0;
-    }
-    qsort(rate, n, sizeof(*rate), cmp_double);
-    if (rate[n / 2] > inf->p0) {
-        inf->p0 = rate[n / 2];
+    for (unsigned p = 0; p < inf->cfg.planes; p++) {
+        int any = 0;
+        for (unsigned t = 0; t < nt1; t++) {
+            uint32_t e = ent_find(inf, key_make(PROBE_COMP_T1, p, 0, t));
+            rate[t] = e != NONE && inf->ents[e].live ? (double)inf->ents[e].hs[hz->h] : 0;
+            any |= rate[t] > 0;
+        }
+        if (!any) {
+            continue;
+        }
+        qsort(rate, nt1, sizeof(*rate), cmp_double);
+        double q = (rate[nt1 / 2] - off[p] * hz->sum) / probes;
+        if (q > inf->p0[p]) {
+            inf->p0[p] = q;
+        }
     }
 out:
     free(rate);
@@ -1100,7 +1174,7 @@ static int vstate_update(probe_infer *inf, uint64_t window)
                     l += e != NONE ? inf->ents[e].cnt[(window - w) % NSLOT] : 0;
                 }
             }
-            int healed = llr(l, nw, inf->p0) < inf->cfg.tau_loo;
+            int healed = llr(l, nw, p0_of(inf, v->ev.key)) < inf->cfg.tau_loo;
             v->healed_evals = healed ? v->healed_evals + 1 : 0;
         }
         /* an unconfirmed miss is forgotten; a verdict once its evidence has left every

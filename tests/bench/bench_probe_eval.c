@@ -354,7 +354,7 @@ typedef struct run_cfg {
     double p0;         /* background loss per link */
     double burst_rate; /* one-window 1 % bursts per second per plane */
     double stall_rate; /* new host stalls per second per plane */
-    bool verbose;
+    int verbose;       /* 1: misses and false verdicts; 2: every fault */
 } run_cfg;
 
 /* One plane for |rc->windows| windows; adds its figures to |t|. */
@@ -497,11 +497,12 @@ static int run_plane(const probe_plan *plan, const probe_infer_cfg *icfg, unsign
             t->typed++;
             t->typed_exact += x->found >= 0 && (x->related < 0 || x->found <= x->related);
         }
-        if (rc->verbose && x->found < 0) {
+        if (rc->verbose && (x->found < 0 || rc->verbose > 1)) {
             char name[64];
             probe_comp_name(&x->c, name, sizeof(name));
-            printf("    missed %s loss=%.4f timing=%d related=%" PRId64 "\n", name, x->loss,
-                   x->timing, x->related);
+            printf("    %s %s loss=%.4f timing=%d start=%u found=%" PRId64 " related=%" PRId64 "\n",
+                   x->found < 0 ? "missed" : "fault", name, x->loss, x->timing, x->start, x->found,
+                   x->related);
         }
         if (x->timing != F_PERSIST) {
             t->other_n++;
@@ -560,14 +561,16 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s [--topo FILE] [--quick] [--check] [--planes N] [--windows N]\n"
-            "          [--seeds N] [--noise-windows N] [--verbose]\n",
+            "          [--seeds N] [--noise-windows N] [--verbose [--verbose]] [--only SEED]\n",
             argv0);
 }
 
 int main(int argc, char **argv)
 {
     const char *topo_path = BENCH_DEFAULT_TOPO;
-    bool quick = false, check = false, verbose = false;
+    bool quick = false, check = false;
+    int verbose = 0;
+    uint64_t only = 0;
     unsigned planes = 0, windows = 32, seeds = 0, noise_windows = 0;
     int ret = 2;
     for (int i = 1; i < argc; i++) {
@@ -578,7 +581,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--check")) {
             check = true;
         } else if (!strcmp(argv[i], "--verbose")) {
-            verbose = true;
+            verbose++;
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--planes") && i + 1 < argc) {
             planes = (unsigned)atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--windows") && i + 1 < argc) {
@@ -636,6 +641,9 @@ int main(int argc, char **argv)
             for (unsigned p = 0; p < planes; p++, seed++) {
                 uint64_t rs = seed * 7919;
                 run_cfg rc = {ks[ki], windows, 1e-8 * exp(uni(&rs) * log(1e3)), 0.5, 0.13, verbose};
+                if (only && seed != only) {
+                    continue;
+                }
                 if (verbose) {
                     printf("  run k=%u plane=%u seed=%" PRIu64 " p0=%.1e\n", rc.k, p, seed, rc.p0);
                 }
@@ -650,6 +658,9 @@ int main(int argc, char **argv)
     for (unsigned p = 0; p < planes; p++, seed++) {
         uint64_t rs = seed * 7919;
         run_cfg rc = {0, noise_windows, 1e-8 * exp(uni(&rs) * log(1e3)), 0.5, 0.13, verbose};
+        if (only && seed != only) {
+            continue;
+        }
         if (run_plane(plan, &icfg, p, seed, &rc, &t) != 0) {
             fprintf(stderr, "bench_probe_eval: out of memory\n");
             goto out;

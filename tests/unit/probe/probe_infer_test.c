@@ -137,11 +137,12 @@ static int sim_run(sim *s, uint64_t from, uint64_t to, probe_verdict *out, size_
     return n;
 }
 
-static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed)
+static void sim_init_planes(sim *s, const fault *f, size_t nf, double p0, uint64_t seed,
+                            unsigned planes)
 {
     probe_infer_cfg cfg;
     memset(s, 0, sizeof(*s));
-    probe_infer_cfg_default(&cfg, 1, NT0, NT1, NP);
+    probe_infer_cfg_default(&cfg, planes, NT0, NT1, NP);
     /* the test's mix at this size (probe_infer_cfg_default assumes 256 T1s) */
     cfg.n_nic = R;
     cfg.n_up = (double)(NB1 + NX) * NP / NT1;
@@ -154,6 +155,11 @@ static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed
     s->faults = f;
     s->nfaults = nf;
     s->stall_t0 = s->stall_port = -1;
+}
+
+static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed)
+{
+    sim_init_planes(s, f, nf, p0, seed, 1);
 }
 
 static int comp_eq(const probe_comp *a, const probe_comp *b)
@@ -309,6 +315,44 @@ START_TEST(test_probe_infer_healed)
 }
 END_TEST
 
+START_TEST(test_probe_infer_noise_planes)
+{
+    /* a state configured for 8 planes but fed one plane's losses (1e-5 per link): the
+     * background is estimated per plane, so the seven silent planes do not pull it to the floor
+     * and make ordinary background loss look like faults */
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init_planes(&s, NULL, 0, 1e-4, 5, 8);
+    sim_run(&s, 0, 40, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_blackhole_through_t1)
+{
+    /* two dead links of T1 4 make that T1 the strongest candidate; a dead host link
+     * (NIC->T0 of t0=3 port 5) also loses its probes through T1 4. The T1's refinement must
+     * give those to the host link, not name the host's own uplink U t0=3 t1=4 */
+    fault f[4] = {{{PROBE_COMP_T0_T1, 0, 1, 4}, 1.0, 0, 100},
+                  {{PROBE_COMP_T0_T1, 0, 2, 4}, 1.0, 0, 100},
+                  {{PROBE_COMP_T1_T0, 0, 4, 4}, 1.0, 0, 100},
+                  {{PROBE_COMP_NIC_T0, 0, 3, 5}, 1.0, 0, 100}};
+    sim s;
+    probe_verdict v[16];
+    uint64_t first;
+    sim_init(&s, f, 4, 1e-6, 13);
+    int n = sim_run(&s, 0, 6, v, 16, &first);
+    ck_assert_int_eq(n, 4);
+    for (int i = 0; i < n; i++) {
+        ck_assert(comp_eq(&v[i].comp, &f[0].c) || comp_eq(&v[i].comp, &f[1].c) ||
+                  comp_eq(&v[i].comp, &f[2].c) || comp_eq(&v[i].comp, &f[3].c));
+    }
+    probe_infer_free(s.inf);
+}
+END_TEST
+
 START_TEST(test_probe_infer_api)
 {
     probe_infer_cfg cfg;
@@ -352,6 +396,8 @@ Suite *probe_infer_suite(void)
     tcase_add_test(tc, test_probe_infer_noise);
     tcase_add_test(tc, test_probe_infer_stall);
     tcase_add_test(tc, test_probe_infer_healed);
+    tcase_add_test(tc, test_probe_infer_noise_planes);
+    tcase_add_test(tc, test_probe_infer_blackhole_through_t1);
     suite_add_tcase(s, tc);
     return s;
 }
