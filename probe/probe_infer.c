@@ -609,7 +609,9 @@ static int slot_finalize(probe_infer *inf, slot *s)
     if (s->final) {
         goto out;
     }
-    qsort(s->stall, s->nstall, sizeof(*s->stall), cmp_u32);
+    if (s->nstall) { /* qsort wants a valid pointer even for no element */
+        qsort(s->stall, s->nstall, sizeof(*s->stall), cmp_u32);
+    }
     free(s->roff);
     free(s->rc);
     free(s->occ);
