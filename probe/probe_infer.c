@@ -14,6 +14,11 @@
 /* A record's components: its links, their T0s, a T1 and the optic groups at both ends. */
 #define MAXCOMP 16
 #define NONE UINT32_MAX
+/* A record's thinning level: the trailing zero bits of its hash (kept at shift e iff >= e). */
+#define MAXLEV 40
+/* Records one horizon's greedy walks, in units of max_records: above it the horizon is thinned
+ * (its own uniform subsample of paths), which bounds the CPU of an evaluation. */
+#define HORIZON_BUDGET 4
 
 /* A component key: type | plane | t0 | other, so a key orders by type, then plane. */
 static uint32_t key_make(unsigned type, unsigned plane, unsigned t0, unsigned other)
@@ -49,6 +54,10 @@ typedef struct slot {
     uint64_t *occ;
     size_t nocc;
     uint32_t *expl; /* the horizon stamp that explained each record */
+    uint32_t *rl;   /* each record's lost probes, compact for the walks */
+    uint8_t *lvl;   /* each record's thinning level: finalizing orders the records by level, high
+                     * first, so a thinned horizon walks only the front of each component's run */
+    uint32_t nlev[MAXLEV + 1]; /* records (with components) per level */
 } slot;
 
 /* A component with loss in some window of the ring. Indices stay put while it lives, since
@@ -68,7 +77,6 @@ typedef struct comp_ent {
  * which touch it for every component of every record, stay within a few megabytes of cache. */
 typedef struct hot {
     uint32_t work; /* unexplained lost probes in the current horizon (candidates only) */
-    double inv_n;  /* 1 / probes through it in the horizon: work * inv_n is its loss rate */
 } hot;
 
 typedef struct heap_ent {
@@ -99,7 +107,10 @@ struct probe_infer {
     int evaluated;
     uint64_t nwin; /* windows evaluated so far */
     comp_ent *ents;
-    hot *hot;       /* parallel to ents */
+    hot *hot;      /* parallel to ents */
+    double *inv_n; /* parallel to ents: 1 / probes through it in the horizon (work * inv_n is
+                    * its loss rate); apart from hot, which the walks keep in cache */
+    size_t capinv;
     uint64_t *cand; /* bitmap over ents: candidates of the current horizon (fits in L2) */
     size_t capcand;
     size_t nent, capent, caphot;
@@ -300,6 +311,8 @@ static void slot_free(slot *s)
     free(s->rc);
     free(s->occ);
     free(s->expl);
+    free(s->lvl);
+    free(s->rl);
 }
 
 void probe_infer_free(probe_infer *inf)
@@ -310,6 +323,7 @@ void probe_infer_free(probe_infer *inf)
         }
         free(inf->ents);
         free(inf->hot);
+        free(inf->inv_n);
         free(inf->cand);
         free(inf->freelist);
         free(inf->hash);
@@ -388,13 +402,15 @@ static uint32_t ent_get(probe_infer *inf, uint32_t key)
         i = inf->freelist[--inf->nfree];
     } else {
         if (grow((void **)&inf->ents, &inf->capent, inf->nent + 1, sizeof(*inf->ents)) != 0 ||
-            grow((void **)&inf->hot, &inf->caphot, inf->nent + 1, sizeof(*inf->hot)) != 0) {
+            grow((void **)&inf->hot, &inf->caphot, inf->nent + 1, sizeof(*inf->hot)) != 0 ||
+            grow((void **)&inf->inv_n, &inf->capinv, inf->nent + 1, sizeof(*inf->inv_n)) != 0) {
             return NONE;
         }
         i = (uint32_t)inf->nent++;
     }
     memset(&inf->ents[i], 0, sizeof(inf->ents[i]));
     memset(&inf->hot[i], 0, sizeof(inf->hot[i]));
+    inf->inv_n[i] = 0;
     inf->ents[i].key = key;
     inf->ents[i].live = 1;
     hash_put(inf, i);
@@ -484,6 +500,17 @@ static uint64_t rec_hash(const rec *r, uint64_t window)
 static int rec_kept(const rec *r, uint64_t window, unsigned shift)
 {
     return shift == 0 || (rec_hash(r, window) & ((1ull << shift) - 1)) == 0;
+}
+
+/* The thinning level of |r|: the highest shift at which it is kept. */
+static unsigned rec_level(const rec *r, uint64_t window)
+{
+    uint64_t h = rec_hash(r, window);
+    unsigned l = 0;
+    while (l < MAXLEV && !(h >> l & 1)) {
+        l++;
+    }
+    return l;
 }
 
 int probe_infer_add(probe_infer *inf, uint64_t window, const probe_link *links, unsigned nlinks,
@@ -616,18 +643,47 @@ static int slot_finalize(probe_infer *inf, slot *s)
     free(s->rc);
     free(s->occ);
     free(s->expl);
+    free(s->lvl);
+    free(s->rl);
     s->rc = NULL;
     s->occ = NULL;
     s->roff = malloc((s->nrec + 1) * sizeof(*s->roff));
     s->expl = calloc(s->nrec + 1, sizeof(*s->expl));
+    s->lvl = malloc(s->nrec + 1);
+    s->rl = malloc((s->nrec + 1) * sizeof(*s->rl));
+    rec *sorted = malloc((s->nrec + 1) * sizeof(*sorted));
     size_t caprc = 0, nrc = 0;
-    if (!s->roff || !s->expl) {
+    if (!s->roff || !s->expl || !s->lvl || !s->rl || !sorted) {
+        free(sorted);
         rv = -ENOMEM;
         goto out;
     }
+    /* the records by level, high first (stable): a thinned horizon's walks then stay within
+     * the front of each array, and every walk goes forward through memory */
+    size_t at[MAXLEV + 2] = {0};
+    for (size_t r = 0; r < s->nrec; r++) {
+        s->lvl[r] = (uint8_t)rec_level(&s->recs[r], s->window);
+        at[MAXLEV - s->lvl[r] + 1]++;
+    }
+    for (unsigned l = 0; l <= MAXLEV; l++) {
+        at[l + 1] += at[l];
+    }
+    for (size_t r = 0; r < s->nrec; r++) {
+        size_t to = at[MAXLEV - s->lvl[r]]++;
+        sorted[to] = s->recs[r];
+        s->roff[to] = s->lvl[r]; /* scratch: the level in the new order */
+    }
+    for (size_t r = 0; r < s->nrec; r++) {
+        s->lvl[r] = (uint8_t)s->roff[r];
+    }
+    free(s->recs);
+    s->recs = sorted;
+    s->caprec = s->nrec + 1;
+    memset(s->nlev, 0, sizeof(s->nlev));
     for (size_t r = 0; r < s->nrec; r++) {
         const rec *p = &s->recs[r];
         s->roff[r] = (uint32_t)nrc;
+        s->rl[r] = p->lost;
         uint32_t l0 = p->links[0];
         if (l0 >> 24 == PROBE_NIC_T0 && s->nstall > 0) {
             uint32_t snd = (uint32_t)p->plane << 24 | (l0 & 0xffffff);
@@ -650,6 +706,7 @@ static int slot_finalize(probe_infer *inf, slot *s)
             inf->ents[e].cnt[si] += p->lost;
             s->rc[nrc++] = e;
         }
+        s->nlev[s->lvl[r]] += n > 0;
     }
     s->roff[s->nrec] = (uint32_t)nrc;
     s->occ = malloc((nrc + 1) * sizeof(*s->occ));
@@ -750,6 +807,7 @@ static heap_ent heap_pop(probe_infer *inf)
 /* One horizon's view: the slots of its windows (NULL where nothing was observed). */
 typedef struct horizon {
     unsigned h, len;
+    unsigned thin; /* the horizon's own thinning: only records of level >= thin are walked */
     slot *s[NSLOT];
     double scale[NSLOT];
     double sum; /* windows observed, thinning counted */
@@ -757,6 +815,8 @@ typedef struct horizon {
 
 static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon *hz)
 {
+    uint64_t kept[MAXLEV + 2] = {0};
+    uint64_t budget = (uint64_t)inf->cfg.max_records * HORIZON_BUDGET;
     hz->h = h;
     hz->len = 1u << h;
     hz->sum = 0;
@@ -769,8 +829,43 @@ static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon 
             }
         }
         hz->s[i] = s;
-        hz->scale[i] = s ? ldexp(1.0, -(int)s->shift) : 0;
+        for (unsigned l = 0; s && l <= MAXLEV; l++) {
+            kept[l] += s->nlev[l];
+        }
+    }
+    /* the least thinning that keeps the walks within budget: records of level >= thin */
+    for (int l = MAXLEV - 1; l >= 0; l--) {
+        kept[l] += kept[l + 1];
+    }
+    hz->thin = 0;
+    while (hz->thin < MAXLEV && kept[hz->thin] > budget) {
+        hz->thin++;
+    }
+    for (unsigned i = 0; i < hz->len; i++) {
+        slot *s = hz->s[i];
+        unsigned sh = s && s->shift > hz->thin ? s->shift : hz->thin;
+        hz->scale[i] = s ? ldexp(1.0, -(int)sh) : 0;
         hz->sum += hz->scale[i];
+    }
+}
+
+/* The lost probes of every component over a thinned horizon: a walk of its kept records (an
+ * unthinned horizon's sums come from the per-window counts). */
+static void horizon_count(probe_infer *inf, const horizon *hz)
+{
+    if (hz->thin == 0) {
+        return;
+    }
+    for (size_t i = 0; i < inf->nent; i++) {
+        inf->ents[i].hs[hz->h] = 0;
+    }
+    for (unsigned i = 0; i < hz->len; i++) {
+        const slot *s = hz->s[i];
+        for (size_t r = 0; s && r < s->nrec && s->lvl[r] >= hz->thin; r++) {
+            for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+                inf->ents[s->rc[j]].hs[hz->h] += s->rl[r];
+            }
+        }
     }
 }
 
@@ -827,11 +922,14 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
         }
         for (size_t o = occ_first(s, idx); o < s->nocc && s->occ[o] >> 32 == idx; o++) {
             uint32_t r = (uint32_t)s->occ[o];
+            if (s->lvl[r] < hz->thin) {
+                break;
+            }
             if (s->expl[r] == inf->stamp) {
                 continue;
             }
             s->expl[r] = inf->stamp;
-            uint32_t l = s->recs[r].lost;
+            uint32_t l = s->rl[r];
             aw[i] += l;
             lost += l;
             for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
@@ -904,6 +1002,9 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
         }
         for (size_t o = occ_first(s, idx); o < s->nocc && s->occ[o] >> 32 == idx; o++) {
             uint32_t r = (uint32_t)s->occ[o], best = NONE;
+            if (s->lvl[r] < hz->thin) {
+                break;
+            }
             if (s->expl[r] == inf->stamp) {
                 continue;
             }
@@ -913,10 +1014,10 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
                 if (c == idx || !(inf->cand[c >> 6] >> (c & 63) & 1)) {
                     continue;
                 }
-                const hot *e = &inf->hot[c];
-                if (e->work * e->inv_n > rbest) {
+                double rate = inf->hot[c].work * inf->inv_n[c];
+                if (rate > rbest) {
                     best = s->rc[j];
-                    rbest = e->work * e->inv_n;
+                    rbest = rate;
                 }
             }
             if (best == NONE || !link_under(&inf->cfg, dk, inf->ents[best].key)) {
@@ -932,7 +1033,7 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
                 }
                 inf->scratch[nt++] = best;
             }
-            b->alt += s->recs[r].lost;
+            b->alt += s->rl[r];
         }
     }
     double links = 0;
@@ -1005,7 +1106,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         inf->cand[i >> 6] |= 1ull << (i & 63);
         double n = comp_n(&inf->cfg, e->key) * hz->sum;
         c->work = l < UINT32_MAX ? (uint32_t)l : UINT32_MAX;
-        c->inv_n = 1 / n;
+        inf->inv_n[i] = 1 / n;
         double g = llr((double)c->work, n, p0_of(inf, e->key));
         if (g >= inf->cfg.tau) {
             rv = heap_push(inf, g, (uint32_t)i);
@@ -1193,7 +1294,6 @@ out:
 int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size_t max)
 {
     int rv = -ESTALE;
-    horizon hz;
     if (inf->evaluated && window <= inf->last_eval) {
         goto out;
     }
@@ -1243,16 +1343,19 @@ int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size
     while (nh < inf->cfg.horizons && (nh == 0 || (1ull << (nh - 1)) < inf->nwin)) {
         nh++;
     }
-    horizon_init(inf, window, nh - 1, &hz);
-    rv = estimate_p0(inf, &hz);
+    horizon hzs[MAXH];
+    for (unsigned h = 0; h < nh; h++) {
+        horizon_init(inf, window, h, &hzs[h]);
+        horizon_count(inf, &hzs[h]);
+    }
+    rv = estimate_p0(inf, &hzs[nh - 1]);
     if (rv != 0) {
         goto out;
     }
     inf->nsel = 0;
     inf->evalno++;
     for (unsigned h = 0; h < nh; h++) {
-        horizon_init(inf, window, h, &hz);
-        rv = run_horizon(inf, &hz);
+        rv = run_horizon(inf, &hzs[h]);
         if (rv != 0) {
             goto out;
         }

@@ -391,6 +391,8 @@ static int run_plane(const probe_plan *plan, const probe_infer_cfg *icfg, unsign
     /* probes lost per probe at background: each crosses about four links */
     double q = rc->p0 * 3.8;
     uint64_t space = (uint64_t)wd.nt0 * wd.np * wd.r;
+    double run_ms = 0, run_max = 0, run_recs = 0;
+    uint64_t run_maxw = 0;
     for (uint64_t w = 0; w < rc->windows; w++) {
         uint64_t t0 = now_ns(CLOCK_MONOTONIC);
         wd.nlost = 0;
@@ -440,6 +442,7 @@ static int run_plane(const probe_plan *plan, const probe_infer_cfg *icfg, unsign
             probe_plan_get(plan, w, plane, (unsigned)(id >> 40), (unsigned)(id >> 24 & 0xffff),
                            (uint32_t)(id & 0xffffff), &sp);
             rv = probe_infer_add(inf, w, l, probe_spec_links(&sp, l), 1);
+            run_recs++;
         }
         if (rv != 0) {
             goto out;
@@ -452,6 +455,11 @@ static int run_plane(const probe_plan *plan, const probe_infer_cfg *icfg, unsign
             goto out;
         }
         t->eval_ms_sum += ms;
+        run_ms += ms;
+        if (ms > run_max) {
+            run_max = ms;
+            run_maxw = w;
+        }
         t->eval_ms_max = ms > t->eval_ms_max ? ms : t->eval_ms_max;
         t->evals++;
         for (int i = 0; i < n && i < MAX_VERDICTS; i++) {
@@ -487,6 +495,12 @@ static int run_plane(const probe_plan *plan, const probe_infer_cfg *icfg, unsign
     }
     if (rc->k == 0) {
         t->noise_plane_s += rc->windows;
+    }
+    if (rc->verbose) {
+        printf("    inference CPU mean %.2f ms, max %.2f ms (window %" PRIu64
+               "), lost paths per window %.0f\n",
+               rc->windows ? run_ms / rc->windows : 0.0, run_max, run_maxw,
+               rc->windows ? run_recs / rc->windows : 0.0);
     }
     for (size_t j = 0; j < nf; j++) {
         const fault *x = &f[j];

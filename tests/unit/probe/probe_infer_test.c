@@ -162,6 +162,24 @@ static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed
     sim_init_planes(s, f, nf, p0, seed, 1);
 }
 
+/* As sim_init() with |max_records| lost-probe records per window (and four times that per
+ * horizon's walks): a small value thins the windows and the long horizons. */
+static void sim_init_thin(sim *s, const fault *f, size_t nf, double p0, uint64_t seed,
+                          uint32_t max_records)
+{
+    probe_infer_cfg cfg;
+    sim_init(s, f, nf, p0, seed);
+    probe_infer_free(s->inf);
+    probe_infer_cfg_default(&cfg, 1, NT0, NT1, NP);
+    cfg.n_nic = R;
+    cfg.n_up = (double)(NB1 + NX) * NP / NT1;
+    cfg.n_t0 = (double)NP * (R + NX);
+    cfg.n_t1 = cfg.n_up * NT0;
+    cfg.n_optic = 4.0 * NP * (NB1 + 2.0 * NX) / NT1;
+    cfg.max_records = max_records;
+    ck_assert_int_eq(probe_infer_new(&cfg, &s->inf), 0);
+}
+
 static int comp_eq(const probe_comp *a, const probe_comp *b)
 {
     return a->type == b->type && a->plane == b->plane && a->t0 == b->t0 && a->other == b->other;
@@ -221,6 +239,35 @@ START_TEST(test_probe_infer_dead_t1)
     ck_assert_uint_le(first, 2);
     ck_assert(v[0].loss > 0.5);
     probe_infer_free(s.inf);
+}
+END_TEST
+
+START_TEST(test_probe_infer_thin_horizons)
+{
+    /* a dead T1 and a 2 % uplink under another T1: with the horizons' walks bounded (a budget
+     * far below the dead switch's records, so every long horizon is thinned) the verdicts are
+     * those of the unbounded state, the same switch and link and nothing else */
+    fault f[2] = {{{PROBE_COMP_T1, 0, 0, 4}, 1.0, 0, 100},
+                  {{PROBE_COMP_T0_T1, 0, 3, 9}, 0.02, 0, 100}};
+    for (int thin = 0; thin < 2; thin++) {
+        sim s;
+        probe_verdict v[64];
+        uint64_t first;
+        sim_init_thin(&s, f, 2, 1e-6, 11, thin ? 512 : 1u << 20);
+        int n = sim_run(&s, 0, 40, v, 64, &first);
+        ck_assert_int_eq(n, 2);
+        int t1 = comp_eq(&v[0].comp, &f[0].c) || comp_eq(&v[1].comp, &f[0].c);
+        int up = comp_eq(&v[0].comp, &f[1].c) || comp_eq(&v[1].comp, &f[1].c);
+        ck_assert(t1 && up);
+        ck_assert_uint_le(first, 3);
+        for (int i = 0; i < n; i++) {
+            ck_assert(!v[i].healed);
+            if (comp_eq(&v[i].comp, &f[1].c)) {
+                ck_assert(v[i].loss > 0.02 / 3 && v[i].loss < 0.02 * 3);
+            }
+        }
+        probe_infer_free(s.inf);
+    }
 }
 END_TEST
 
@@ -391,6 +438,7 @@ Suite *probe_infer_suite(void)
     tcase_add_test(tc, test_probe_infer_direction);
     tcase_add_test(tc, test_probe_infer_dead_t1);
     tcase_add_test(tc, test_probe_infer_gray_t0);
+    tcase_add_test(tc, test_probe_infer_thin_horizons);
     tcase_add_test(tc, test_probe_infer_optic);
     tcase_add_test(tc, test_probe_infer_burst);
     tcase_add_test(tc, test_probe_infer_noise);
