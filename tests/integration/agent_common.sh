@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# What the agent's integration tests share; sourced after they set bin, topo, prefix, work.
+# What the lab's integration tests share; sourced after they set bin, root and topo.
 # shellcheck shell=bash
 
 lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
@@ -18,3 +18,24 @@ v=json.load(sys.stdin)
 for k in sys.argv[1:]: v=v[int(k)] if isinstance(v,list) else v[k]
 print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$@"; }
 now_ms() { date +%s%3N; }
+
+# What a lab test does first: root or skip (77), the lab's namespace prefix STEM<pid>, a work
+# folder, and on exit every process of $pids (and $ctl_pid) killed, the lab and folder gone.
+lab_test() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP: needs root for network namespaces"
+        exit 77
+    fi
+    prefix="$1$$"
+    work=$(mktemp -d)
+    pids=()
+    ctl_pid=
+    trap lab_test_cleanup EXIT INT TERM
+}
+lab_test_cleanup() {
+    local p
+    for p in "${pids[@]}" $ctl_pid; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    "$root/deploy/lab/lab.sh" -p "$prefix" down
+    rm -rf "$work"
+}

@@ -9,24 +9,9 @@ set -euo pipefail
 bin=${1:?usage: agent_control.sh BINDIR [TOPOLOGY]}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 topo=${2:-$root/deploy/topologies/lab.json}
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: needs root for network namespaces"
-    exit 77
-fi
-prefix="ac$$"
-work=$(mktemp -d)
-pids=()
-ctl_pid=
-cleanup() {
-    local p
-    for p in "${pids[@]}" $ctl_pid; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    "$root/deploy/lab/lab.sh" -p "$prefix" down
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/integration/agent_common.sh
 source "$root/tests/integration/agent_common.sh"
+lab_test ac
 
 lab up >/dev/null
 port=$((20000 + $$ % 20000))
