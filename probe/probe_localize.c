@@ -398,19 +398,30 @@ static void lift(probe_localize *loc, action *a, uint64_t now)
     }
 }
 
-static action *action_of(probe_localize *loc, const probe_comp *c, bool make)
+/* The action of component |c|, or a new one when |make|. A lifted component's action is kept
+ * for its dampening memory (hold_max after the lifting), then its slot is free again. */
+static action *action_of(probe_localize *loc, const probe_comp *c, bool make, uint64_t now)
 {
     action *spare = NULL;
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         action *a = &loc->act[i];
-        if ((a->state != ACT_FREE || a->lifted_at) && memcmp(&a->comp, c, sizeof(*c)) == 0) {
+        bool remembered = a->lifted_at && now - a->lifted_at < loc->cfg.hold_max_ns;
+        if ((a->state != ACT_FREE || remembered) && memcmp(&a->comp, c, sizeof(*c)) == 0) {
             return a;
         }
-        if (!spare && a->state == ACT_FREE && !a->lifted_at) {
+        if (!spare && a->state == ACT_FREE && !remembered) {
             spare = a;
         }
     }
-    if (!make || !spare) {
+    if (!make) {
+        return NULL;
+    }
+    if (!spare) {
+        char name[64];
+        probe_comp_name(c, name, sizeof(name));
+        util_log(UTIL_LOG_WARNING, "verdict on %s: %u components are denied already, no room", name,
+                 LOC_ACTIONS);
+        loc->failures++;
         return NULL;
     }
     memset(spare, 0, sizeof(*spare));
@@ -449,7 +460,7 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
     }
     for (int i = 0; i < n; i++) {
         const probe_verdict *v = &loc->vbuf[i];
-        action *a = action_of(loc, &v->comp, !v->healed);
+        action *a = action_of(loc, &v->comp, !v->healed, now);
         if (!a) {
             continue;
         }
