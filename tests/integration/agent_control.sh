@@ -157,15 +157,17 @@ while [ $(($(now_ms) - t0)) -lt 3000 ] && [ "$came" -lt "$total" ]; do
     [ "$good" -gt "$came" ] && came=$good
 done
 read -r sent1 lost1 < <(probes)
-# the healed path answers its probes (none times out) and they bring the EVs back, the only
-# way an ASSUMED_BAD EV returns (the lab's software switches reorder enough under load that
-# some fall back for a while: a quarter at once is the bar)
-[ $((lost1 - lost0)) -eq 0 ] ||
+# the healed path answers its probes (at most one in 50 times out: a software switch under
+# load drops the odd packet) and they bring the EVs back, the only way an ASSUMED_BAD EV
+# returns (the lab's software switches reorder enough under load that some fall back for a
+# while: a quarter at once is the bar)
+sent=$((sent1 - sent0))
+[ $(((lost1 - lost0) * 50)) -le $((sent > 50 ? sent : 50)) ] ||
     fail "after the heal $((lost1 - lost0)) of $((sent1 - sent0)) probes were lost"
 [ "$came" -ge $((total / 4)) ] ||
     fail "after the heal only $came of $total EVs came back ($sent0/$lost0 -> $sent1/$lost1 probes sent/lost)"
 echo "PASS: healed: $came of the $total EVs GOOD again within $(($(now_ms) - t0)) ms" \
-    "(none of $((sent1 - sent0)) probes lost)"
+    "($((lost1 - lost0)) of $sent probes lost)"
 check_transfer "over a 30 % lossy link, then healed"
 
 # 3. h0's plane-1 port goes down mid-transfer and comes back
