@@ -15,6 +15,7 @@
 #define LOC_ACTIONS 1024  /* components with denylist entries (in force or on their way) */
 #define LOC_ENTRIES 16    /* entries per component (an optic group's links) */
 #define LOC_TICK_US 100000
+#define MAX_PLANE 64
 
 typedef struct lwin {
     uint64_t window; /* UINT64_MAX: free */
@@ -42,7 +43,8 @@ struct probe_localize {
     probe_localize_cfg cfg;
     probe_infer *inf;
     uint32_t R, nhosts;
-    uint64_t last_eval; /* every window up to this one is evaluated */
+    uint32_t nt0, nt1, nports; /* the plan's grid */
+    uint64_t last_eval;        /* every window up to this one is evaluated */
     lwin win[LOC_PENDING];
     action act[LOC_ACTIONS];
     probe_verdict *vbuf;
@@ -111,31 +113,38 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
                  loc->cfg.epoch);
         return -EINVAL;
     }
-    if ((uint64_t)window <= loc->last_eval) {
-        snprintf(err, errlen, "window %" PRId64 " is evaluated already", window);
-        return -ESTALE;
-    }
-    uint64_t now_w = probe_node_clock() / loc->cfg.window_ns;
-    lwin *w = (uint64_t)window <= now_w ? win_get(loc, (uint64_t)window, true) : NULL;
-    if (!w) {
-        snprintf(err, errlen, "window %" PRId64 " is not one this localizer is collecting", window);
-        return -EINVAL;
-    }
-    if (w->reported[host]) {
-        snprintf(err, errlen, "%s reported window %" PRId64 " already", json_object_get_string(jh),
-                 window);
-        return -EINVAL;
-    }
     /* everything checked before anything is fed: a bad report changes nothing */
     size_t n = json_object_array_length(ports);
+    lwin *w = NULL;
     for (int pass = 0; pass < 2; pass++) {
+        /* the report's form first (pass 0), then whether its window is one being collected */
+        if (pass == 1) {
+            if ((uint64_t)window <= loc->last_eval) {
+                snprintf(err, errlen, "window %" PRId64 " is evaluated already", window);
+                return -ESTALE;
+            }
+            uint64_t now_w = probe_node_clock() / loc->cfg.window_ns;
+            w = (uint64_t)window <= now_w ? win_get(loc, (uint64_t)window, true) : NULL;
+            if (!w) {
+                snprintf(err, errlen, "window %" PRId64 " is not one this localizer is collecting",
+                         window);
+                return -EINVAL;
+            }
+            if (w->reported[host]) {
+                snprintf(err, errlen, "%s reported window %" PRId64 " already",
+                         json_object_get_string(jh), window);
+                return -EINVAL;
+            }
+        }
         for (size_t i = 0; i < n; i++) {
             json_object *p = json_object_array_get_idx(ports, i), *def;
             int64_t plane, t0, port, sent;
             if (jint(p, "plane", &plane) || jint(p, "t0", &t0) || jint(p, "port", &port) ||
                 jint(p, "sent", &sent) || !json_object_object_get_ex(p, "deficits", &def) ||
                 !json_object_is_type(def, json_type_array) || plane < 0 || t0 < 0 || port < 0 ||
-                sent < 0 || host_at(topo, (unsigned)plane, (unsigned)t0, (unsigned)port) != host) {
+                sent < 0 || sent > loc->R || plane >= MAX_PLANE || t0 > UINT16_MAX ||
+                port > UINT16_MAX ||
+                host_at(topo, (unsigned)plane, (unsigned)t0, (unsigned)port) != host) {
                 snprintf(err, errlen,
                          "port %zu: not a port of %s (plane, t0, port, sent, deficits)", i,
                          json_object_get_string(jh));
@@ -160,8 +169,9 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
                     v[c] =
                         e && json_object_is_type(e, json_type_int) ? json_object_get_int64(e) : -1;
                 }
-                if (!json_object_is_type(d, json_type_array) || kind < 0 || v[0] < 0 || v[1] < 0 ||
-                    v[2] < 0 || v[3] < 0 || v[3] >= loc->R) {
+                if (!json_object_is_type(d, json_type_array) || kind < 0 || v[0] < 0 ||
+                    v[0] >= loc->nt0 || v[1] < 0 || v[1] >= loc->nports || v[2] < 0 ||
+                    v[2] >= loc->nt1 || v[3] < 0 || v[3] >= loc->R) {
                     snprintf(err, errlen, "port %zu, deficit %zu: want [kind, t0, port, t1, index]",
                              i, k);
                     return -EINVAL;
@@ -501,10 +511,6 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     uint64_t now = probe_node_clock(), W = loc->cfg.window_ns;
-    if (loc->last_eval == UINT64_MAX) {
-        loc->last_eval = now / W; /* windows that began before we came are not ours */
-        return;
-    }
     for (uint64_t w = loc->last_eval + 1; (w + 1) * W <= now; w++) {
         lwin *lw = win_get(loc, w, false);
         bool all = lw && lw->nreports == loc->nhosts;
@@ -523,7 +529,9 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     loc->cfg = *cfg;
     loc->R = probe_plan_per_window(cfg->plan);
     loc->nhosts = fab_topo_nhosts(cfg->topo);
-    loc->last_eval = UINT64_MAX;
+    probe_plan_shape(cfg->plan, 0, &loc->nt0, &loc->nt1, &loc->nports);
+    /* windows that began before it came are not its own */
+    loc->last_eval = probe_node_clock() / cfg->window_ns;
     loc->vbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->vbuf));
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         loc->win[i].window = UINT64_MAX;
