@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: request bodies (denylist entries, agent reports, probe results) and query
+/* libFuzzer target: request bodies (denylist entries, agent reports and registrations, probe
+ * results) and query
  * arguments of the controller's REST API, against the lab fabric, a health engine and an
  * in-memory store. The first input byte picks the request; the rest is its body (POST) or a
  * query argument's value (GET). */
@@ -16,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static ctl_ctx ctx;
 static ctl_token operator = {.token = "fuzz-operator-token", .role = CTL_ROLE_OPERATOR, .name = "fuzz"};
+static ctl_token admin = {.token = "fuzz-admin-token", .role = CTL_ROLE_ADMIN, .name = "fuzz"};
 static uint64_t opt_n;
 static const util_opt opts[] = {
     {"n", UTIL_OPT_UINT, "1", 0, 10, &opt_n, "a setting", false},
@@ -37,8 +39,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     fab_error err;
     char msg[256];
     ctl_store *store = NULL;
+    ctl_agents *agents = NULL;
     if (fab_topo_load_file(MRCFAB_ROOT "/deploy/topologies/lab.json", &topo, &err) != 0 ||
-        fab_tables_compute(topo, &tables) != 0 || ctl_store_open(":memory:", &store, msg, sizeof(msg)) != 0) {
+        fab_tables_compute(topo, &tables) != 0 || ctl_store_open(":memory:", &store, msg, sizeof(msg)) != 0 ||
+        ctl_agents_open(topo, store, 10000, &agents, msg, sizeof(msg)) != 0) {
         die("cannot set up");
     }
     util_opt_defaults(opts);
@@ -47,6 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                     .store = store,
                     .health = ctl_health_new(topo, 60000),
                     .blast = ctl_blast_new(topo),
+                    .agents = agents,
                     .floor = 0.5,
                     .opts = opts};
     return 0;
@@ -72,19 +77,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
     ctl_req q = {.arg = arg, .who = &operator};
-    unsigned pick = data[0] % 8;
+    unsigned pick = data[0] % 9;
     int64_t before = ctl_store_version(ctx.store);
-    if (pick < 4) {
-        /* the denylist, an agent's report, probe results */
+    if (pick < 5) {
+        /* the denylist, an agent's report, probe results, an agent's registration (an admin
+         * may register any host) */
         static const char *const posts[] = {"/api/v1/denylist", "/api/v1/denylist",
-                                            "/api/v1/reports", "/api/v1/probes"};
+                                            "/api/v1/reports", "/api/v1/probes", "/api/v1/agents"};
         q.method = "POST";
         q.path = posts[pick];
         q.body = text;
         q.bodylen = size - 1;
-    } else if (pick < 7) {
+        q.who = pick == 4 ? &admin : &operator;
+    } else if (pick < 8) {
         q.method = "GET";
-        q.path = gets[pick - 4];
+        q.path = gets[pick - 5];
         value = text;
     } else {
         /* a path of its own: routing must refuse anything it does not know */
