@@ -39,3 +39,25 @@ lab_test_cleanup() {
     "$root/deploy/lab/lab.sh" -p "$prefix" down
     rm -rf "$work"
 }
+
+# garbage NS ADDR UDP [MAGIC]: from namespace NS, 2000 IPv6-in-IPv6 packets to ADDR: random
+# bytes of every length, and every other one of 60 bytes or more an inner IPv6/UDP header to
+# port UDP (its body beginning with MAGIC) over random fields
+garbage() {
+    nsx "$1" python3 - "$2" "$3" "${4:-}" <<'PYEOF'
+import os, random, socket, struct, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, 41)
+random.seed(7)
+magic = sys.argv[3].encode()
+for i in range(2000):
+    n = random.choice([0, 1, 20, 40, 48, 60, 88, 100, 1500, 4200])
+    body = bytearray(os.urandom(n))
+    if n >= 60 and i % 2:
+        body[0] = 0x60
+        body[4:6] = struct.pack("!H", n - 40)
+        body[6] = 17
+        body[42:44] = struct.pack("!H", int(sys.argv[2]))
+        body[48:48 + len(magic)] = magic
+    s.sendto(bytes(body), (sys.argv[1], 0))
+PYEOF
+}

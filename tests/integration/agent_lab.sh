@@ -88,21 +88,7 @@ check h7 h0
 t0=$(awk -v h=h5 '$1 == h && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts))
 uaddr=$(awk -v h=h5 '$1 == h && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts))
 before=$(nsx h5 "$bin/mrc-perf" status | jq_ io rx_garbage)
-nsx "$t0" python3 - "$uaddr" <<'EOF'
-import os, random, socket, struct, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, 41)
-random.seed(7)
-for i in range(2000):
-    n = random.choice([0, 1, 20, 40, 48, 60, 100, 1500, 4200])
-    body = bytearray(os.urandom(n))
-    if n >= 60 and i % 2:
-        # an inner IPv6/UDP header to port 4791 with a BTH of random fields
-        body[0] = 0x60
-        body[4:6] = struct.pack("!H", n - 40)
-        body[6] = 17
-        body[42:44] = struct.pack("!H", 4791)
-    s.sendto(bytes(body), (sys.argv[1], 0))
-EOF
+garbage "$t0" "$uaddr" 4791
 sleep 0.5
 after=$(nsx h5 "$bin/mrc-perf" status | jq_ io rx_garbage)
 [ "$after" -gt "$before" ] || fail "the agent did not see the garbage ($before -> $after)"
