@@ -17,8 +17,15 @@
 /* A record's thinning level: the trailing zero bits of its hash (kept at shift e iff >= e). */
 #define MAXLEV 40
 /* Records one horizon's greedy walks, in units of max_records: above it the horizon is thinned
- * (its own uniform subsample of paths), which bounds the CPU of an evaluation. */
-#define HORIZON_BUDGET 4
+ * (its own uniform subsample of paths), which bounds the CPU of an evaluation. The walks cost
+ * about 0.1 us a record (a cache miss per component), so 3 x 2^17 records keep an evaluation of
+ * a plane under 100 ms at 130k lost paths a window; keeping the 0.14 % intermittent uplink that
+ * the thinning loses at 75k paths a window would take the exact 32-window horizon (2.4M records,
+ * 200 ms). */
+#define HORIZON_BUDGET 3
+/* Horizons from this one on are long: one of them runs per evaluation, in turn (the 1-window
+ * horizon every time), and the others repeat the selections of their last run. */
+#define LONGH 1
 
 /* A component key: type | plane | t0 | other, so a key orders by type, then plane. */
 static uint32_t key_make(unsigned type, unsigned plane, unsigned t0, unsigned other)
@@ -58,18 +65,20 @@ typedef struct slot {
     uint8_t *lvl;   /* each record's thinning level: finalizing orders the records by level, high
                      * first, so a thinned horizon walks only the front of each component's run */
     uint32_t nlev[MAXLEV + 1]; /* records (with components) per level */
+    /* after finalizing: the window's lost probes per component, ascending by entry */
+    uint32_t *cidx, *ccnt;
+    size_t ncc;
+    unsigned inh; /* the horizons whose running sums count this window (bit h) */
 } slot;
 
 /* A component with loss in some window of the ring. Indices stay put while it lives, since
- * records refer to them. */
+ * records refer to them. Its counts live in arrays parallel to the entries (probe_infer), so
+ * the scans over every component read a few bytes each. */
 typedef struct comp_ent {
     uint32_t key;
-    uint32_t live;
-    uint32_t cnt[NSLOT]; /* lost probes through it per slot */
-    uint64_t hs[MAXH];   /* lost over each horizon, this evaluation */
-    uint32_t alt_stamp;  /* refinement scratch */
+    uint32_t alt_stamp; /* refinement scratch */
+    uint32_t refined;   /* the horizon in which its device/links split was decided */
     uint64_t alt;
-    uint32_t refined; /* the horizon in which its device/links split was decided */
     uint32_t dev_won; /* the evaluation in which the device beat its links */
 } comp_ent;
 
@@ -81,7 +90,7 @@ typedef struct hot {
 
 typedef struct heap_ent {
     double g;
-    uint32_t idx;
+    uint32_t idx, key; /* the key too, so that a pop touches no entry */
 } heap_ent;
 
 /* The best evidence one evaluation found for a component. */
@@ -107,27 +116,37 @@ struct probe_infer {
     int evaluated;
     uint64_t nwin; /* windows evaluated so far */
     comp_ent *ents;
-    hot *hot;      /* parallel to ents */
-    double *inv_n; /* parallel to ents: 1 / probes through it in the horizon (work * inv_n is
-                    * its loss rate); apart from hot, which the walks keep in cache */
-    size_t capinv;
-    uint64_t *cand; /* bitmap over ents: candidates of the current horizon (fits in L2) */
+    hot *hot;           /* parallel to ents */
+    double *inv_n;      /* parallel to ents: 1 / probes through it in the horizon (work * inv_n is
+                         * its loss rate); apart from hot, which the walks keep in cache */
+    uint32_t *keys;     /* parallel to ents: their keys, NONE once freed (what the scans read:
+                         * dense) */
+    uint64_t *tot;      /* parallel to ents: lost over the whole ring (0 once it is freed) */
+    uint64_t *hs[MAXH]; /* parallel to ents: running lost over each horizon, kept as windows
+                         * enter and leave it (slot.inh) */
+    uint64_t *thc;      /* parallel to ents: lost over a thinned horizon (scratch) */
+    uint64_t *cand;     /* bitmap over ents: candidates of the current horizon (fits in L2) */
     size_t capcand;
-    size_t nent, capent, caphot;
+    size_t nent, capent;
     uint32_t *freelist;
     size_t nfree, capfree;
-    uint32_t *hash; /* open addressing: entry index or NONE */
-    size_t hcap;
+    /* the index of keys: per plane, a page per (type, t0) of the entry of each |other| (NONE:
+     * none), allocated on first use and freed with its last entry; its last word counts them */
+    uint32_t **dir[32];
     heap_ent *heap;
     size_t nheap, capheap;
     sel *sels;
     size_t nsel, capsel;
+    /* each long horizon's selections at its last run */
+    sel *hsel[MAXH];
+    size_t nhsel[MAXH], caphsel[MAXH];
     vstate *vs;
     size_t nvs, capvs;
     uint32_t *scratch;
     size_t capscratch;
     uint32_t stamp;
     uint32_t evalno;
+    size_t killed; /* candidates the walks took below 2 lost probes since the last purge */
     double p0[32]; /* background loss per probe, per plane */
 };
 
@@ -287,17 +306,9 @@ int probe_infer_new(const probe_infer_cfg *cfg, probe_infer **pinf)
         goto fail_inf;
     }
     inf->cfg = *cfg;
-    inf->hcap = 1024;
-    inf->hash = malloc(inf->hcap * sizeof(*inf->hash));
-    if (!inf->hash) {
-        goto fail_hash;
-    }
-    memset(inf->hash, 0xff, inf->hcap * sizeof(*inf->hash));
     *pinf = inf;
     return 0;
 
-fail_hash:
-    free(inf);
 fail_inf:
 fail_cfg:
     return rv;
@@ -313,6 +324,8 @@ static void slot_free(slot *s)
     free(s->expl);
     free(s->lvl);
     free(s->rl);
+    free(s->cidx);
+    free(s->ccnt);
 }
 
 void probe_infer_free(probe_infer *inf)
@@ -324,11 +337,25 @@ void probe_infer_free(probe_infer *inf)
         free(inf->ents);
         free(inf->hot);
         free(inf->inv_n);
+        free(inf->keys);
+        free(inf->tot);
+        for (size_t h = 0; h < MAXH; h++) {
+            free(inf->hs[h]);
+        }
+        free(inf->thc);
         free(inf->cand);
         free(inf->freelist);
-        free(inf->hash);
+        for (size_t p = 0; p < 32; p++) {
+            for (size_t i = 0; inf->dir[p] && i < PROBE_COMP_TYPES * inf->cfg.nt0; i++) {
+                free(inf->dir[p][i]);
+            }
+            free(inf->dir[p]);
+        }
         free(inf->heap);
         free(inf->sels);
+        for (size_t h = 0; h < MAXH; h++) {
+            free(inf->hsel[h]);
+        }
         free(inf->vs);
         free(inf->scratch);
         free(inf);
@@ -337,51 +364,85 @@ void probe_infer_free(probe_infer *inf)
 
 /* ---- the component table ---- */
 
-static size_t hash_pos(uint32_t key, size_t cap)
+/* The words of a key index page of |type|: one per |other|. */
+static size_t page_len(const probe_infer_cfg *c, unsigned type)
 {
-    return (size_t)(mix64(key) & (cap - 1));
+    switch (type) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+        return c->nports;
+    case PROBE_COMP_T0:
+        return 1;
+    case PROBE_COMP_OPTIC:
+        return c->nt1 / c->optic_group;
+    default:
+        return c->nt1;
+    }
+}
+
+/* The index page of |key| (NULL: its plane has none) and its word for |key| in |*po|. */
+static uint32_t **dir_page(const probe_infer *inf, uint32_t key, size_t *po)
+{
+    unsigned type = key >> 29, plane = key >> 24 & 31, t0 = key >> 12 & 4095;
+    *po = key & 4095;
+    return inf->dir[plane] ? &inf->dir[plane][type * inf->cfg.nt0 + t0] : NULL;
 }
 
 static uint32_t ent_find(const probe_infer *inf, uint32_t key)
 {
-    size_t m = inf->hcap - 1;
-    for (size_t h = hash_pos(key, inf->hcap);; h = (h + 1) & m) {
-        uint32_t i = inf->hash[h];
-        if (i == NONE || inf->ents[i].key == key) {
-            return i;
-        }
-    }
+    size_t o;
+    uint32_t **pg = dir_page(inf, key, &o);
+    return pg && *pg ? (*pg)[o] : NONE;
 }
 
-static void hash_put(probe_infer *inf, uint32_t idx)
+/* Takes entry |idx| out of the index. */
+static void dir_del(probe_infer *inf, uint32_t idx)
 {
-    size_t m = inf->hcap - 1;
-    size_t h = hash_pos(inf->ents[idx].key, inf->hcap);
-    while (inf->hash[h] != NONE) {
-        h = (h + 1) & m;
+    size_t o;
+    uint32_t key = inf->keys[idx];
+    uint32_t **pg = dir_page(inf, key, &o);
+    size_t len = page_len(&inf->cfg, key >> 29);
+    (*pg)[o] = NONE;
+    if (--(*pg)[len] == 0) {
+        free(*pg);
+        *pg = NULL;
     }
-    inf->hash[h] = idx;
 }
 
-/* Rebuilds the hash at |cap| (a power of two) from the live entries. */
-static int hash_rebuild(probe_infer *inf, size_t cap)
+static int resize(void **p, size_t n, size_t size)
+{
+    void *q = realloc(*p, n * size);
+    if (q) {
+        *p = q;
+    }
+    return q ? 0 : -ENOMEM;
+}
+
+/* Room for |need| entries in every array parallel to the entries. */
+static int ents_reserve(probe_infer *inf, size_t need)
 {
     int rv = 0;
-    if (cap != inf->hcap) {
-        uint32_t *h = malloc(cap * sizeof(*h));
-        if (!h) {
+    if (need > inf->capent) {
+        size_t n = inf->capent ? inf->capent * 2 : 1024;
+        while (n < need) {
+            n *= 2;
+        }
+        /* an array already grown keeps its size if a later one fails: the next call grows it
+         * to the same size again */
+        rv |= resize((void **)&inf->ents, n, sizeof(*inf->ents));
+        rv |= resize((void **)&inf->hot, n, sizeof(*inf->hot));
+        rv |= resize((void **)&inf->inv_n, n, sizeof(*inf->inv_n));
+        rv |= resize((void **)&inf->keys, n, sizeof(*inf->keys));
+        rv |= resize((void **)&inf->tot, n, sizeof(*inf->tot));
+        rv |= resize((void **)&inf->thc, n, sizeof(*inf->thc));
+        for (size_t h = 0; h < MAXH; h++) {
+            rv |= resize((void **)&inf->hs[h], n, sizeof(*inf->hs[h]));
+        }
+        if (rv != 0) {
             rv = -ENOMEM;
             goto out;
         }
-        free(inf->hash);
-        inf->hash = h;
-        inf->hcap = cap;
-    }
-    memset(inf->hash, 0xff, inf->hcap * sizeof(*inf->hash));
-    for (size_t i = 0; i < inf->nent; i++) {
-        if (inf->ents[i].live) {
-            hash_put(inf, (uint32_t)i);
-        }
+        inf->capent = n;
     }
 out:
     return rv;
@@ -390,20 +451,31 @@ out:
 /* The entry of |key|, created if missing; NONE when out of memory. */
 static uint32_t ent_get(probe_infer *inf, uint32_t key)
 {
-    uint32_t i = ent_find(inf, key);
+    size_t o, len = page_len(&inf->cfg, key >> 29);
+    unsigned plane = key >> 24 & 31;
+    if (!inf->dir[plane]) {
+        inf->dir[plane] = calloc(PROBE_COMP_TYPES * inf->cfg.nt0, sizeof(*inf->dir[plane]));
+        if (!inf->dir[plane]) {
+            return NONE;
+        }
+    }
+    uint32_t **pg = dir_page(inf, key, &o);
+    if (!*pg) {
+        *pg = malloc((len + 1) * sizeof(**pg));
+        if (!*pg) {
+            return NONE;
+        }
+        memset(*pg, 0xff, len * sizeof(**pg));
+        (*pg)[len] = 0;
+    }
+    uint32_t i = (*pg)[o];
     if (i != NONE) {
         return i;
-    }
-    size_t live = inf->nent - inf->nfree;
-    if ((live + 1) * 2 > inf->hcap && hash_rebuild(inf, inf->hcap * 2) != 0) {
-        return NONE;
     }
     if (inf->nfree > 0) {
         i = inf->freelist[--inf->nfree];
     } else {
-        if (grow((void **)&inf->ents, &inf->capent, inf->nent + 1, sizeof(*inf->ents)) != 0 ||
-            grow((void **)&inf->hot, &inf->caphot, inf->nent + 1, sizeof(*inf->hot)) != 0 ||
-            grow((void **)&inf->inv_n, &inf->capinv, inf->nent + 1, sizeof(*inf->inv_n)) != 0) {
+        if (ents_reserve(inf, inf->nent + 1) != 0) {
             return NONE;
         }
         i = (uint32_t)inf->nent++;
@@ -411,10 +483,52 @@ static uint32_t ent_get(probe_infer *inf, uint32_t key)
     memset(&inf->ents[i], 0, sizeof(inf->ents[i]));
     memset(&inf->hot[i], 0, sizeof(inf->hot[i]));
     inf->inv_n[i] = 0;
+    inf->tot[i] = 0;
+    inf->thc[i] = 0;
+    for (size_t h = 0; h < MAXH; h++) {
+        inf->hs[h][i] = 0;
+    }
     inf->ents[i].key = key;
-    inf->ents[i].live = 1;
-    hash_put(inf, i);
+    inf->keys[i] = key;
+    (*pg)[o] = i;
+    (*pg)[len]++;
     return i;
+}
+
+/* Adds (|sign| > 0) or takes away the counts of slot |s| to or from the running sums of the
+ * horizons in |mask|. */
+static void slot_sums(probe_infer *inf, const slot *s, unsigned mask, int sign)
+{
+    for (unsigned h = 0; h < MAXH; h++) {
+        if (!(mask >> h & 1)) {
+            continue;
+        }
+        uint64_t *hs = inf->hs[h];
+        if (sign > 0) {
+            for (size_t j = 0; j < s->ncc; j++) {
+                hs[s->cidx[j]] += s->ccnt[j];
+            }
+        } else {
+            for (size_t j = 0; j < s->ncc; j++) {
+                hs[s->cidx[j]] -= s->ccnt[j];
+            }
+        }
+    }
+}
+
+/* The lost probes of entry |e| in finalized slot |s|. */
+static uint32_t slot_count(const slot *s, uint32_t e)
+{
+    size_t lo = 0, hi = s->ncc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->cidx[mid] < e) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < s->ncc && s->cidx[lo] == e ? s->ccnt[lo] : 0;
 }
 
 /* ---- windows ---- */
@@ -424,31 +538,21 @@ static uint32_t ent_get(probe_infer *inf, uint32_t key)
 static int slot_reset(probe_infer *inf, slot *s, uint64_t window)
 {
     int rv = 0;
-    size_t si = (size_t)(s - inf->slots);
     if (s->used && s->final) {
-        int freed = 0;
         rv = grow((void **)&inf->freelist, &inf->capfree, inf->nent, sizeof(*inf->freelist));
         if (rv != 0) {
             goto out;
         }
-        for (size_t i = 0; i < inf->nent; i++) {
-            comp_ent *e = &inf->ents[i];
-            if (!e->live || e->cnt[si] == 0) {
-                continue;
+        slot_sums(inf, s, s->inh, -1);
+        s->inh = 0;
+        for (size_t j = 0; j < s->ncc; j++) {
+            uint32_t i = s->cidx[j];
+            inf->tot[i] -= s->ccnt[j];
+            if (inf->tot[i] == 0) {
+                dir_del(inf, i);
+                inf->keys[i] = NONE;
+                inf->freelist[inf->nfree++] = i;
             }
-            e->cnt[si] = 0;
-            uint32_t any = 0;
-            for (size_t k = 0; k < NSLOT; k++) {
-                any |= e->cnt[k];
-            }
-            if (!any) {
-                e->live = 0;
-                inf->freelist[inf->nfree++] = (uint32_t)i;
-                freed = 1;
-            }
-        }
-        if (freed) {
-            rv = hash_rebuild(inf, inf->hcap);
         }
     }
     s->window = window;
@@ -458,6 +562,8 @@ static int slot_reset(probe_infer *inf, slot *s, uint64_t window)
     s->nrec = 0;
     s->nstall = 0;
     s->nocc = 0;
+    s->ncc = 0;
+    s->inh = 0;
 out:
     return rv;
 }
@@ -631,7 +737,6 @@ static unsigned rec_comps(const probe_infer_cfg *c, const rec *r, uint32_t out[M
 static int slot_finalize(probe_infer *inf, slot *s)
 {
     int rv = 0;
-    size_t si = (size_t)(s - inf->slots);
     uint32_t keys[MAXCOMP];
     if (s->final) {
         goto out;
@@ -703,7 +808,6 @@ static int slot_finalize(probe_infer *inf, slot *s)
                 rv = -ENOMEM;
                 goto out;
             }
-            inf->ents[e].cnt[si] += p->lost;
             s->rc[nrc++] = e;
         }
         s->nlev[s->lvl[r]] += n > 0;
@@ -734,6 +838,30 @@ static int slot_finalize(probe_infer *inf, slot *s)
         }
     }
     s->nocc = nrc;
+    /* the window's count per component, one per run of the occurrences */
+    size_t ncc = 0;
+    for (size_t o = 0; o < nrc; o++) {
+        ncc += o == 0 || s->occ[o] >> 32 != s->occ[o - 1] >> 32;
+    }
+    free(s->cidx);
+    free(s->ccnt);
+    s->cidx = malloc((ncc + 1) * sizeof(*s->cidx));
+    s->ccnt = malloc((ncc + 1) * sizeof(*s->ccnt));
+    if (!s->cidx || !s->ccnt) {
+        rv = -ENOMEM;
+        goto out;
+    }
+    s->ncc = 0;
+    for (size_t o = 0; o < nrc; o++) {
+        uint32_t e = (uint32_t)(s->occ[o] >> 32);
+        if (o == 0 || e != s->occ[o - 1] >> 32) {
+            s->cidx[s->ncc] = e;
+            s->ccnt[s->ncc++] = 0;
+        }
+        s->ccnt[s->ncc - 1] += s->rl[(uint32_t)s->occ[o]];
+        inf->tot[e] += s->rl[(uint32_t)s->occ[o]];
+    }
+    s->inh = 0;
     s->final = 1;
 out:
     return rv;
@@ -766,42 +894,74 @@ static double p0_of(const probe_infer *inf, uint32_t key)
     return inf->p0[key >> 24 & 31];
 }
 
+/* Whether (|g|, |key|) comes before |e| in the heap: ties go to the lower key, so that the
+ * greedy's order does not depend on the numbering of the entries. */
+static int heap_before(double g, uint32_t key, const heap_ent *e)
+{
+    return g > e->g || (g == e->g && key < e->key);
+}
+
 static int heap_push(probe_infer *inf, double g, uint32_t idx)
 {
     int rv = grow((void **)&inf->heap, &inf->capheap, inf->nheap + 1, sizeof(*inf->heap));
     if (rv == 0) {
         size_t i = inf->nheap++;
-        while (i > 0 && inf->heap[(i - 1) / 2].g < g) {
+        uint32_t key = inf->keys[idx];
+        while (i > 0 && heap_before(g, key, &inf->heap[(i - 1) / 2])) {
             inf->heap[i] = inf->heap[(i - 1) / 2];
             i = (i - 1) / 2;
         }
-        inf->heap[i] = (heap_ent){g, idx};
+        inf->heap[i] = (heap_ent){g, idx, key};
     }
     return rv;
 }
 
-static heap_ent heap_pop(probe_infer *inf)
+/* Sifts |last| down from position |i| of a heap of |n| entries. */
+static void heap_down(probe_infer *inf, size_t i, size_t n, heap_ent last)
 {
-    heap_ent top = inf->heap[0], last = inf->heap[--inf->nheap];
-    size_t i = 0, n = inf->nheap;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) {
             break;
         }
-        if (c + 1 < n && inf->heap[c + 1].g > inf->heap[c].g) {
+        if (c + 1 < n && heap_before(inf->heap[c + 1].g, inf->heap[c + 1].key, &inf->heap[c])) {
             c++;
         }
-        if (inf->heap[c].g <= last.g) {
+        if (!heap_before(inf->heap[c].g, inf->heap[c].key, &last)) {
             break;
         }
         inf->heap[i] = inf->heap[c];
         i = c;
     }
-    if (n > 0) {
-        inf->heap[i] = last;
+    inf->heap[i] = last;
+}
+
+static heap_ent heap_pop(probe_infer *inf)
+{
+    heap_ent top = inf->heap[0], last = inf->heap[--inf->nheap];
+    if (inf->nheap > 0) {
+        heap_down(inf, 0, inf->nheap, last);
     }
     return top;
+}
+
+/* Drops the heap's candidates whose count fell below what can pass tau in their class (|lmin|):
+ * popped, they would be dropped anyway, one logarithmic step each; a selected switch takes most
+ * of the links under it there at once. */
+static void heap_purge(probe_infer *inf, const uint64_t *lmin)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nheap; i++) {
+        heap_ent e = inf->heap[i];
+        if (inf->hot[e.idx].work >= lmin[e.key >> 29]) {
+            inf->heap[n++] = e;
+        }
+    }
+    inf->nheap = n;
+    for (size_t i = n / 2; i-- > 0;) {
+        heap_down(inf, i, n, inf->heap[i]);
+    }
+    inf->killed = 0;
 }
 
 /* One horizon's view: the slots of its windows (NULL where nothing was observed). */
@@ -810,7 +970,9 @@ typedef struct horizon {
     unsigned thin; /* the horizon's own thinning: only records of level >= thin are walked */
     slot *s[NSLOT];
     double scale[NSLOT];
-    double sum; /* windows observed, thinning counted */
+    double sum;          /* windows observed, thinning counted */
+    double sum0;         /* windows observed, only their own thinning counted (the running sums) */
+    const uint64_t *cnt; /* lost per component over the horizon: its running sums, or thc */
 } horizon;
 
 static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon *hz)
@@ -820,6 +982,7 @@ static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon 
     hz->h = h;
     hz->len = 1u << h;
     hz->sum = 0;
+    hz->sum0 = 0;
     for (unsigned i = 0; i < hz->len; i++) {
         slot *s = NULL;
         if (window >= i) {
@@ -846,24 +1009,24 @@ static void horizon_init(probe_infer *inf, uint64_t window, unsigned h, horizon 
         unsigned sh = s && s->shift > hz->thin ? s->shift : hz->thin;
         hz->scale[i] = s ? ldexp(1.0, -(int)sh) : 0;
         hz->sum += hz->scale[i];
+        hz->sum0 += s ? ldexp(1.0, -(int)s->shift) : 0;
     }
+    hz->cnt = hz->thin ? inf->thc : inf->hs[h];
 }
 
-/* The lost probes of every component over a thinned horizon: a walk of its kept records (an
- * unthinned horizon's sums come from the per-window counts). */
+/* The lost probes of every component over a thinned horizon into thc: a walk of its kept
+ * records (an unthinned horizon reads its running sums). */
 static void horizon_count(probe_infer *inf, const horizon *hz)
 {
     if (hz->thin == 0) {
         return;
     }
-    for (size_t i = 0; i < inf->nent; i++) {
-        inf->ents[i].hs[hz->h] = 0;
-    }
+    memset(inf->thc, 0, inf->nent * sizeof(*inf->thc));
     for (unsigned i = 0; i < hz->len; i++) {
         const slot *s = hz->s[i];
         for (size_t r = 0; s && r < s->nrec && s->lvl[r] >= hz->thin; r++) {
             for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
-                inf->ents[s->rc[j]].hs[hz->h] += s->rl[r];
+                inf->thc[s->rc[j]] += s->rl[r];
             }
         }
     }
@@ -936,7 +1099,9 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
                 uint32_t c = s->rc[j];
                 if (inf->cand[c >> 6] >> (c & 63) & 1) {
                     hot *e = &inf->hot[c];
-                    e->work -= l < e->work ? l : e->work;
+                    uint32_t was = e->work;
+                    e->work -= l < was ? l : was;
+                    inf->killed += was >= 2 && e->work < 2;
                 }
             }
         }
@@ -1068,6 +1233,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
     double p0min = 1;
     inf->stamp++;
     inf->nheap = 0;
+    inf->killed = 0;
     for (unsigned p = 0; p < inf->cfg.planes; p++) {
         p0min = inf->p0[p] < p0min ? inf->p0[p] : p0min;
     }
@@ -1097,34 +1263,48 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
     }
     memset(inf->cand, 0, (nw + 1) * sizeof(*inf->cand));
     for (size_t i = 0; i < inf->nent; i++) {
-        comp_ent *e = &inf->ents[i];
-        uint64_t l = e->hs[hz->h];
-        if (!e->live || l < 2 || l < lmin[e->key >> 29]) {
+        uint64_t l = hz->cnt[i];
+        if (l < 2) {
+            continue;
+        }
+        /* a count of 2 or more is a live entry's (the sums of a freed one are 0) */
+        uint32_t key = inf->keys[i];
+        if (l < lmin[key >> 29]) {
             continue;
         }
         hot *c = &inf->hot[i];
         inf->cand[i >> 6] |= 1ull << (i & 63);
-        double n = comp_n(&inf->cfg, e->key) * hz->sum;
+        double n = comp_n(&inf->cfg, key) * hz->sum;
         c->work = l < UINT32_MAX ? (uint32_t)l : UINT32_MAX;
         inf->inv_n[i] = 1 / n;
-        double g = llr((double)c->work, n, p0_of(inf, e->key));
+        double g = llr((double)c->work, n, p0_of(inf, key));
         if (g >= inf->cfg.tau) {
-            rv = heap_push(inf, g, (uint32_t)i);
+            /* appended, then made a heap at once (linear) */
+            rv = grow((void **)&inf->heap, &inf->capheap, inf->nheap + 1, sizeof(*inf->heap));
             if (rv != 0) {
                 goto out;
             }
+            inf->heap[inf->nheap++] = (heap_ent){g, (uint32_t)i, key};
         }
+    }
+    for (size_t i = inf->nheap / 2; i-- > 0;) {
+        heap_down(inf, i, inf->nheap, inf->heap[i]);
     }
     while (inf->nheap > 0) {
         heap_ent top = heap_pop(inf);
-        comp_ent *e = &inf->ents[top.idx];
+        uint32_t key = top.key;
         hot *c = &inf->hot[top.idx];
-        double n = comp_n(&inf->cfg, e->key) * hz->sum;
-        double g = llr((double)c->work, n, p0_of(inf, e->key));
+        if (c->work < lmin[key >> 29]) {
+            /* explained away below what can pass tau: no logarithm needed */
+            continue;
+        }
+        double n = comp_n(&inf->cfg, key) * hz->sum;
+        double g = llr((double)c->work, n, p0_of(inf, key));
         if (g < inf->cfg.tau) {
             continue;
         }
-        if (inf->nheap > 0 && g < inf->heap[0].g) {
+        if (inf->nheap > 0 &&
+            heap_before(inf->heap[0].g, inf->heap[0].key, &(heap_ent){g, top.idx, key})) {
             /* lazy: its count fell since it was pushed; try it again in order */
             rv = heap_push(inf, g, top.idx);
             if (rv != 0) {
@@ -1132,7 +1312,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
             }
             continue;
         }
-        if (e->key >> 29 >= PROBE_COMP_T0 && c->work < inf->cfg.floor_loss * n) {
+        if (key >> 29 >= PROBE_COMP_T0 && c->work < inf->cfg.floor_loss * n) {
             /* a device (or optic group) whose loss is below the reporting floor is never
              * reported, so it must not explain anything either: its few losses belong to the
              * lossy links under it, which stay candidates */
@@ -1140,8 +1320,8 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         }
         /* a device that beat its links at a shorter horizon of this evaluation keeps the
          * verdict at longer ones (more data only widens the device's penalty margin) */
-        if (e->key >> 29 >= PROBE_COMP_T0 && e->refined != inf->stamp &&
-            e->dev_won != inf->evalno) {
+        comp_ent *e = &inf->ents[top.idx];
+        if (key >> 29 >= PROBE_COMP_T0 && e->refined != inf->stamp && e->dev_won != inf->evalno) {
             int links;
             e->refined = inf->stamp;
             rv = refine(inf, hz, top.idx, &links);
@@ -1149,7 +1329,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
                 goto out;
             }
             if (links) {
-                g = llr((double)c->work, n, p0_of(inf, e->key));
+                g = llr((double)c->work, n, p0_of(inf, key));
                 if (g >= inf->cfg.tau) {
                     rv = heap_push(inf, g, top.idx);
                 }
@@ -1163,6 +1343,9 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         rv = select_comp(inf, hz, top.idx);
         if (rv != 0) {
             goto out;
+        }
+        if (inf->killed * 2 > inf->nheap) {
+            heap_purge(inf, lmin);
         }
     }
 out:
@@ -1192,7 +1375,8 @@ static int estimate_p0(probe_infer *inf, const horizon *hz)
     for (unsigned p = 0; p < inf->cfg.planes; p++) {
         inf->p0[p] = inf->cfg.p0 > 0 ? inf->cfg.p0 : inf->cfg.p0_floor;
     }
-    double probes = inf->cfg.n_t1 * hz->sum;
+    /* the running sums (exact even where the horizon's walks are thinned) */
+    double probes = inf->cfg.n_t1 * hz->sum0;
     if (inf->cfg.p0 > 0 || probes <= 0) {
         goto out;
     }
@@ -1216,20 +1400,84 @@ static int estimate_p0(probe_infer *inf, const horizon *hz)
         int any = 0;
         for (unsigned t = 0; t < nt1; t++) {
             uint32_t e = ent_find(inf, key_make(PROBE_COMP_T1, p, 0, t));
-            rate[t] = e != NONE && inf->ents[e].live ? (double)inf->ents[e].hs[hz->h] : 0;
+            rate[t] = e != NONE ? (double)inf->hs[hz->h][e] : 0;
             any |= rate[t] > 0;
         }
         if (!any) {
             continue;
         }
         qsort(rate, nt1, sizeof(*rate), cmp_double);
-        double q = (rate[nt1 / 2] - off[p] * hz->sum) / probes;
+        double q = (rate[nt1 / 2] - off[p] * hz->sum0) / probes;
         if (q > inf->p0[p]) {
             inf->p0[p] = q;
         }
     }
 out:
     free(rate);
+    return rv;
+}
+
+/*
+ * Runs the short horizons of this evaluation and one long horizon, in turn over evaluations
+ * (each long one walks up to the whole horizon budget); the other long horizons repeat the
+ * selections of their last run, so a component that only a long horizon selects stays selected
+ * in every evaluation and is confirmed as before, at most nh - LONGH - 1 windows later.
+ */
+static int run_horizons(probe_infer *inf, horizon *hzs, unsigned nh)
+{
+    int rv = 0;
+    unsigned due = nh;
+    if (nh > LONGH) {
+        due = LONGH + (unsigned)(inf->evalno % (nh - LONGH));
+    }
+    size_t nshort = 0;
+    for (unsigned h = 0; h < nh && h <= due; h++) {
+        if (h >= LONGH && h != due) {
+            continue;
+        }
+        if (h == due) {
+            /* the long horizon's own selections apart: the short ones' wait in its hsel */
+            rv = grow((void **)&inf->hsel[h], &inf->caphsel[h], inf->nsel + 1,
+                      sizeof(*inf->hsel[h]));
+            if (rv != 0) {
+                goto out;
+            }
+            if (inf->nsel > 0) {
+                memcpy(inf->hsel[h], inf->sels, inf->nsel * sizeof(*inf->sels));
+            }
+            nshort = inf->nsel;
+            inf->nsel = 0;
+        }
+        horizon_count(inf, &hzs[h]);
+        rv = run_horizon(inf, &hzs[h]);
+        if (rv != 0) {
+            goto out;
+        }
+        if (h == due) {
+            /* swap: sels gets the short horizons' back, hsel keeps this run */
+            size_t nown = inf->nsel;
+            rv = grow((void **)&inf->hsel[h], &inf->caphsel[h], nshort + nown + 1,
+                      sizeof(*inf->hsel[h]));
+            if (rv != 0) {
+                goto out;
+            }
+            if (nown > 0) {
+                memcpy(inf->hsel[h] + nshort, inf->sels, nown * sizeof(*inf->sels));
+            }
+            inf->nsel = 0;
+            for (size_t k = 0; k < nshort && rv == 0; k++) {
+                rv = sel_add(inf, &inf->hsel[h][k]);
+            }
+            memmove(inf->hsel[h], inf->hsel[h] + nshort, nown * sizeof(sel));
+            inf->nhsel[h] = nown;
+        }
+    }
+    for (unsigned h = LONGH; h < nh && rv == 0; h++) {
+        for (size_t k = 0; k < inf->nhsel[h] && rv == 0; k++) {
+            rv = sel_add(inf, &inf->hsel[h][k]);
+        }
+    }
+out:
     return rv;
 }
 
@@ -1274,7 +1522,7 @@ static int vstate_update(probe_infer *inf, uint64_t window)
                 slot *s = &inf->slots[(window - w) % NSLOT];
                 if (s->used && s->final && s->window == window - w) {
                     nw += n1 * ldexp(1.0, -(int)s->shift);
-                    l += e != NONE ? inf->ents[e].cnt[(window - w) % NSLOT] : 0;
+                    l += e != NONE ? slot_count(s, e) : 0;
                 }
             }
             int healed = llr(l, nw, p0_of(inf, v->ev.key)) < inf->cfg.tau_loo;
@@ -1318,26 +1566,19 @@ int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size
     inf->last_eval = window;
     inf->evaluated = 1;
     inf->nwin++;
-    /* horizon sums of every component with loss, in one pass over its windows (a slot that
-     * does not hold its window counts nothing) */
-    unsigned sidx[NSLOT];
-    unsigned nw = 1u << (inf->cfg.horizons - 1);
-    for (unsigned w = 0; w < nw; w++) {
-        slot *s = w <= window ? &inf->slots[(window - w) % NSLOT] : NULL;
-        sidx[w] = s && s->final && s->window == window - w ? (unsigned)(s - inf->slots) : NSLOT;
-    }
-    for (size_t i = 0; i < inf->nent; i++) {
-        comp_ent *e = &inf->ents[i];
-        if (!e->live) {
-            continue;
-        }
-        uint64_t sum = 0;
-        for (unsigned w = 0, h = 0; w < nw; w++) {
-            sum += sidx[w] < NSLOT ? e->cnt[sidx[w]] : 0;
-            if (w + 1 == 1u << h) {
-                e->hs[h++] = sum;
+    /* the running horizon sums: each window of the ring enters or leaves the horizons that
+     * (no longer) cover it, so only the windows that move are walked */
+    for (unsigned i = 0; i < NSLOT; i++) {
+        slot *s = &inf->slots[i];
+        unsigned want = 0;
+        for (unsigned h = 0; h < inf->cfg.horizons; h++) {
+            if (s->used && s->final && s->window <= window && window - s->window < 1u << h) {
+                want |= 1u << h;
             }
         }
+        slot_sums(inf, s, want & ~s->inh, 1);
+        slot_sums(inf, s, s->inh & ~want, -1);
+        s->inh = want;
     }
     unsigned nh = 0;
     while (nh < inf->cfg.horizons && (nh == 0 || (1ull << (nh - 1)) < inf->nwin)) {
@@ -1346,7 +1587,6 @@ int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size
     horizon hzs[MAXH];
     for (unsigned h = 0; h < nh; h++) {
         horizon_init(inf, window, h, &hzs[h]);
-        horizon_count(inf, &hzs[h]);
     }
     rv = estimate_p0(inf, &hzs[nh - 1]);
     if (rv != 0) {
@@ -1354,11 +1594,9 @@ int probe_infer_eval(probe_infer *inf, uint64_t window, probe_verdict *out, size
     }
     inf->nsel = 0;
     inf->evalno++;
-    for (unsigned h = 0; h < nh; h++) {
-        rv = run_horizon(inf, &hzs[h]);
-        if (rv != 0) {
-            goto out;
-        }
+    rv = run_horizons(inf, hzs, nh);
+    if (rv != 0) {
+        goto out;
     }
     rv = vstate_update(inf, window);
     if (rv != 0) {

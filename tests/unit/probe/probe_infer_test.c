@@ -162,7 +162,7 @@ static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed
     sim_init_planes(s, f, nf, p0, seed, 1);
 }
 
-/* As sim_init() with |max_records| lost-probe records per window (and four times that per
+/* As sim_init() with |max_records| lost-probe records per window (and three times that per
  * horizon's walks): a small value thins the windows and the long horizons. */
 static void sim_init_thin(sim *s, const fault *f, size_t nf, double p0, uint64_t seed,
                           uint32_t max_records)
@@ -400,6 +400,104 @@ START_TEST(test_probe_infer_blackhole_through_t1)
 }
 END_TEST
 
+/* Feeds window |w| of a fixed scene (a function of |w| alone) to |inf|: background losses on
+ * random probes, a 0.3 % host link, a 3 % T0, a 5 % uplink lossy 3 windows in 10 and, in
+ * windows 20 to 49 only, a dead T1 above that uplink. */
+static void scene_feed(probe_infer *inf, uint64_t w)
+{
+    probe_link l[6];
+    uint64_t rng = w * 7919 + 1;
+    for (int b = 0; b < 20; b++) {
+        unsigned a = (unsigned)(uniform(&rng) * NT0), k = (unsigned)(uniform(&rng) * NP);
+        unsigned i = (unsigned)(uniform(&rng) * R);
+        ck_assert_int_eq(probe_infer_add(inf, w, l, path_of(w, a, k, i, l), 1), 0);
+    }
+    for (unsigned a = 0; a < NT0; a++) {
+        for (unsigned k = 0; k < NP; k++) {
+            for (unsigned i = 0; i < R; i++) {
+                double p = a == 7 ? 0.03 : 0;
+                p += a == 3 && k == 5 ? 0.003 : 0;
+                int t1 = i >= NB0 && i < NB0 + NB1 + NX && (i - NB0) % NT1 == 2;
+                p += w % 10 < 3 && a == 11 && t1 ? 0.05 : 0;
+                p += w >= 20 && w < 50 && t1 ? 1 : 0;
+                if (p > 0 && uniform(&rng) < p) {
+                    unsigned nl = path_of(w, a, k, i, l);
+                    ck_assert_int_eq(probe_infer_add(inf, w, l, nl, 1), 0);
+                }
+            }
+        }
+    }
+}
+
+START_TEST(test_probe_infer_running_sums)
+{
+    /* the horizons' running sums, the freeing and reuse of components and the turns of the long
+     * horizons: a state that has run for 130 windows selects, with the same evidence, exactly
+     * what a fresh state fed only the windows its horizons still cover selects (with a fixed
+     * background and one-evaluation confirmation; run unthinned, then with thinned windows and
+     * horizons) */
+    probe_infer_cfg cfg;
+    probe_infer *inf[2];
+    probe_verdict v[2][64];
+    const uint64_t from = 60, to = 130;
+    size_t compared = 0;
+    probe_infer_cfg_default(&cfg, 1, NT0, NT1, NP);
+    cfg.n_nic = R;
+    cfg.n_up = (double)(NB1 + NX) * NP / NT1;
+    cfg.n_t0 = (double)NP * (R + NX);
+    cfg.n_t1 = cfg.n_up * NT0;
+    cfg.n_optic = 4.0 * NP * (NB1 + 2.0 * NX) / NT1;
+    cfg.p0 = 2e-5;
+    cfg.confirm = 1;
+    cfg.max_records = _i ? 256 : 1u << 20;
+    ck_assert_int_eq(probe_infer_new(&cfg, &inf[0]), 0);
+    ck_assert_int_eq(probe_infer_new(&cfg, &inf[1]), 0);
+    for (uint64_t w = 0; w < to; w++) {
+        int n[2] = {0, 0};
+        for (int j = 0; j < 2; j++) {
+            if (j == 0 || w >= from) {
+                scene_feed(inf[j], w);
+                n[j] = probe_infer_eval(inf[j], w, v[j], 64);
+                ck_assert_int_ge(n[j], 0);
+                ck_assert_int_le(n[j], 64);
+            }
+        }
+        /* |from|, a multiple of every number of turns the long horizons may take, keeps them
+         * in step; 35 windows cover their last runs */
+        if (w < from + 35) {
+            continue;
+        }
+        size_t cur[2] = {0, 0};
+        for (int j = 0; j < 2; j++) {
+            for (int i = 0; i < n[j]; i++) {
+                cur[j] += v[j][i].last_seen == w;
+            }
+        }
+        ck_assert_uint_eq(cur[0], cur[1]);
+        for (int i = 0; i < n[0]; i++) {
+            const probe_verdict *a = &v[0][i];
+            int found = 0;
+            for (int k = 0; k < n[1] && a->last_seen == w; k++) {
+                const probe_verdict *b = &v[1][k];
+                if (comp_eq(&a->comp, &b->comp) && b->last_seen == w) {
+                    ck_assert_uint_eq(a->lost, b->lost);
+                    ck_assert_uint_eq(a->sent, b->sent);
+                    ck_assert_uint_eq(a->horizon, b->horizon);
+                    ck_assert_double_eq_tol(a->llr, b->llr, 1e-9);
+                    found = 1;
+                }
+            }
+            ck_assert(found || a->last_seen != w);
+            compared += found;
+        }
+    }
+    /* the host link and the T0 in every compared window, the intermittent uplink in some */
+    ck_assert_uint_gt(compared, 2 * (to - from - 35));
+    probe_infer_free(inf[0]);
+    probe_infer_free(inf[1]);
+}
+END_TEST
+
 START_TEST(test_probe_infer_api)
 {
     probe_infer_cfg cfg;
@@ -446,6 +544,7 @@ Suite *probe_infer_suite(void)
     tcase_add_test(tc, test_probe_infer_healed);
     tcase_add_test(tc, test_probe_infer_noise_planes);
     tcase_add_test(tc, test_probe_infer_blackhole_through_t1);
+    tcase_add_loop_test(tc, test_probe_infer_running_sums, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
