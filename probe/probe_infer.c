@@ -1111,12 +1111,19 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
     double g = llr(lost, n, p0);
     int pass = g >= inf->cfg.tau && lost >= inf->cfg.floor_loss * n;
     if (pass && hz->len >= 2) {
-        unsigned worst = 0;
-        for (unsigned i = 1; i < hz->len; i++) {
-            worst = aw[i] > aw[worst] ? i : worst;
+        /* a one-window burst must not carry a long-horizon verdict; over 8 windows or more,
+         * neither may two (the noise-only runs met two bursts on one uplink within 32 s) */
+        double left = lost, sent = n;
+        for (unsigned k = 0; k < (hz->len >= 8 ? 2u : 1u); k++) {
+            unsigned worst = 0;
+            for (unsigned i = 1; i < hz->len; i++) {
+                worst = aw[i] > aw[worst] ? i : worst;
+            }
+            left -= aw[worst];
+            sent -= n1 * hz->scale[worst];
+            aw[worst] = -1;
         }
-        /* a one-window burst must not carry a long-horizon verdict */
-        pass = llr(lost - aw[worst], n - n1 * hz->scale[worst], p0) >= inf->cfg.tau_loo;
+        pass = llr(left, sent, p0) >= inf->cfg.tau_loo;
     }
     if (pass) {
         sel v = {key, (uint64_t)lost, (uint64_t)(n + 0.5), hz->len, g, lost / n};

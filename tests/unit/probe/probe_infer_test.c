@@ -301,6 +301,22 @@ START_TEST(test_probe_infer_burst)
 }
 END_TEST
 
+START_TEST(test_probe_infer_two_bursts)
+{
+    /* two one-window bursts of 1 % on one uplink, 15 windows apart: no verdict at any horizon
+     * (leaving out one window left the other's dozen losses against a background of 0.04) */
+    fault f[2] = {{{PROBE_COMP_T0_T1, 0, 3, 7}, 0.01, 10, 11},
+                  {{PROBE_COMP_T0_T1, 0, 3, 7}, 0.01, 25, 26}};
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init(&s, f, 2, 1e-6, 3);
+    sim_run(&s, 0, 44, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+END_TEST
+
 START_TEST(test_probe_infer_noise)
 {
     /* background loss only (1e-5 per link, estimated): nothing, over more than every horizon */
@@ -539,6 +555,7 @@ Suite *probe_infer_suite(void)
     tcase_add_test(tc, test_probe_infer_thin_horizons);
     tcase_add_test(tc, test_probe_infer_optic);
     tcase_add_test(tc, test_probe_infer_burst);
+    tcase_add_test(tc, test_probe_infer_two_bursts);
     tcase_add_test(tc, test_probe_infer_noise);
     tcase_add_test(tc, test_probe_infer_stall);
     tcase_add_test(tc, test_probe_infer_healed);
