@@ -37,7 +37,15 @@ for l in sys.stdin:
     if r["window"]*w >= since: print(l, end="")' "$since" "$window_ms"
 }
 
-# 1. healthy: 3 whole windows, every port sent all and missed nothing
+# 1. healthy: 3 whole windows, every port sent all and missed nothing, counted from when every
+# node has reported once (so that all of them are sending: they start one after the other)
+for _ in $(seq 100); do
+    n=0
+    for h in $hosts; do [ -s "$work/probe-$h.out" ] && n=$((n + 1)); done
+    [ "$n" = 8 ] && break
+    sleep 0.1
+done
+[ "$n" = 8 ] || fail "only $n of the 8 nodes reported"
 t0=$(now_ms)
 sleep 2.2
 reports "$t0" >"$work/healthy.json"
