@@ -12,7 +12,7 @@ bin="${MRCFAB_BIN:-$root/build/bin}"
 
 usage() {
     cat <<EOF
-usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|link-down|link-up [ARGS]
+usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|addr|link-down|link-up|fault|heal [ARGS]
 
   up                    build the fabric (tears down an earlier one of the same prefix first)
   down                  remove every namespace (and so every veth) of the prefix
@@ -21,6 +21,13 @@ usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] up|down|status|link-down|link-up
                         namespace's (where the controller listens)
   link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1)
   link-up A B           bring it back
+  fault loss A B PCT [one-way]
+                        drop PCT % of what crosses the cable between A and B (both ways, or
+                        only from A to B), where it arrives (nftables numgen)
+  fault blackhole X     switch X forwards nothing while its links stay up (ND still answered)
+  fault flap A B SECS   take the cable down and up again every SECS seconds, until healed
+  heal X [Y]            remove every fault of element X (and of the cable X-Y: its flapping
+                        stops and it comes back up)
 
   -t TOPOLOGY   topology file (default deploy/topologies/lab.json)
   -p PREFIX     namespace name prefix (default mf): element X lives in netns PREFIX-X
@@ -50,8 +57,16 @@ namespaces() {
     ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${prefix}-" || true
 }
 
+# Where the lab keeps what it runs in the background (flapping cables), one folder per prefix.
+state() { echo "${MRCFAB_LAB_STATE:-/tmp/mrcfab-lab}/$prefix"; }
+
 down() {
-    local n
+    local n f
+    for f in "$(state)"/flap-*.pid; do
+        [ -e "$f" ] && kill -- "-$(cat "$f")" 2>/dev/null || true
+    done
+    rm -rf "$(state)"
+    rmdir "$(dirname "$(state)")" 2>/dev/null || true
     for n in $(namespaces); do
         ip netns del "$n" 2>/dev/null || true
     done
@@ -230,6 +245,80 @@ link_set() {
     fi
 }
 
+# Faults live in one nftables table, lab_fault, of the namespace where the traffic arrives: at
+# ingress, so that frames a host writes itself (past its own output hooks) meet them too.
+fault_table() { # X RULES: adds chains to X's fault table
+    printf 'table inet lab_fault {\n%s\n}\n' "$2" | nsx "$1" nft -f -
+}
+
+# X drops PCT % of what arrives over its cable from Y.
+drop_from() {
+    local x=$1 y=$2 pct=$3 end ifname rule
+    end=$(cable_end "$x" "$y") || return 2
+    ifname=${end#* }
+    nsx "$x" nft delete chain inet lab_fault "in_$ifname" 2>/dev/null || true
+    case $pct in
+    0) return 0 ;;
+    100) rule=drop ;;
+    *) rule="numgen random mod 100 < $pct drop" ;;
+    esac
+    fault_table "$x" "chain in_$ifname { type filter hook prerouting priority 0; \
+iifname \"$ifname\" $rule; }"
+}
+
+fault() {
+    local kind=${1:-} pid
+    shift || usage
+    case $kind in
+    loss)
+        [ $# -ge 3 ] && [ $# -le 4 ] || usage
+        if ! [[ $3 =~ ^[0-9]+$ ]] || [ "$3" -gt 100 ]; then
+            echo "lab: loss $3: want a whole percent, 0 to 100" >&2
+            return 2
+        fi
+        [ "${4:-both}" = both ] || [ "$4" = one-way ] || usage
+        drop_from "$2" "$1" "$3"
+        [ "${4:-both}" = one-way ] || drop_from "$1" "$2" "$3"
+        ;;
+    blackhole)
+        [ $# -eq 1 ] || usage
+        fault_table "$1" "chain blackhole { type filter hook prerouting priority 0; \
+meta l4proto != ipv6-icmp drop; }"
+        ;;
+    flap)
+        [ $# -eq 3 ] || usage
+        if ! [[ $3 =~ ^[1-9][0-9]*$ ]]; then
+            echo "lab: flap every $3: want whole seconds" >&2
+            return 2
+        fi
+        cable_end "$1" "$2" >/dev/null || return 2
+        mkdir -p "$(state)"
+        setsid "$0" -t "$topo" -p "$prefix" -b "$bin" flap-loop "$1" "$2" "$3" \
+            </dev/null >/dev/null 2>&1 &
+        pid=$!
+        echo "$pid" >"$(state)/flap-$1-$2.pid"
+        ;;
+    *) usage ;;
+    esac
+}
+
+heal() {
+    [ $# -ge 1 ] && [ $# -le 2 ] || usage
+    local x f
+    for x in "$@"; do
+        nsx "$x" nft delete table inet lab_fault 2>/dev/null || true
+    done
+    if [ $# -eq 2 ]; then
+        for f in "$(state)/flap-$1-$2.pid" "$(state)/flap-$2-$1.pid"; do
+            if [ -e "$f" ]; then
+                kill -- "-$(cat "$f")" 2>/dev/null || true
+                rm -f "$f"
+                link_set "$1" "$2" up
+            fi
+        done
+    fi
+}
+
 case $cmd in
 up) up ;;
 down) down ;;
@@ -237,5 +326,16 @@ status) status ;;
 addr) mgmt_addr "$@" ;;
 link-down) link_set "$@" down ;;
 link-up) link_set "$@" up ;;
+fault) fault "$@" ;;
+heal) heal "$@" ;;
+flap-loop)
+    # fault flap's background half: down and up until killed
+    while :; do
+        link_set "$1" "$2" down
+        sleep "$3"
+        link_set "$1" "$2" up
+        sleep "$3"
+    done
+    ;;
 *) usage ;;
 esac

@@ -84,10 +84,6 @@ sleep 3
 [ -z "$(entries)" ] || fail "the prober denied on a healthy fabric: $(entries)"
 echo "PASS: a healthy fabric: no verdict"
 
-# fault NAME NS RULE: applies nftables RULE (a chain body) in namespace NS
-fault() { printf 'table inet labfault {\n%s\n}\n' "$2" | nsx "$1" nft -f -; }
-heal() { nsx "$1" nft delete table inet labfault; }
-
 # the hold the localizer gives its one verdict in force, in seconds
 hold_of() {
     curl -s "http://[$croot]:$lport/api/v1/status" | python3 -c 'import json,sys
@@ -95,11 +91,13 @@ v=[x for x in json.load(sys.stdin)["verdicts"] if x["state"] == "denied"]
 print(int(v[0]["hold_s"]) if len(v) == 1 else "none")'
 }
 
-# scenario WANT PLANE T1 NS RULE [HOLD]: WANT is the one "element scope" entry expected; h0's
-# EVs over (PLANE, T1) must go DENIED (a T1 "-": none of h0's); HOLD the hold it must earn
+# scenario WANT PLANE T1 HOLD FAULT...: with `lab fault FAULT...`, WANT is the one "element
+# scope" entry expected; h0's EVs over (PLANE, T1) must go DENIED (a T1 "-": none of h0's);
+# HOLD the hold it must earn; `lab heal` of the fault's elements ends it
 scenario() {
-    local want=$1 plane=$2 t1=$3 ns=$4 rule=$5 expect=${6:-$hold} t0 got n e
-    fault "$ns" "$rule"
+    local want=$1 plane=$2 t1=$3 expect=$4 t0 got n e
+    shift 4
+    lab fault "$@"
     t0=$(now_ms)
     got=
     while [ $(($(now_ms) - t0)) -lt 30000 ]; do
@@ -122,31 +120,21 @@ scenario() {
     sleep 2
     got=$(entries)
     [ "$got" = "$want" ] || fail "later the prober holds '$got', not only '$want'"
-    heal "$ns"
+    if [ "$1" = blackhole ]; then lab heal "$2"; else lab heal "$2" "$3"; fi
     t0=$(now_ms)
     while [ $(($(now_ms) - t0)) -lt 30000 ] && [ -n "$(entries)" ]; do sleep 0.25; done
     [ -z "$(entries)" ] || fail "'$want' was not lifted 30 s after the heal"
     echo "PASS: '$want' lifted $(($(now_ms) - t0)) ms after the heal (hold $expect s)"
 }
 
-cables=$("$bin/mrcctl" -t "$topo" topo cables)
-up=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' <<<"$cables")
-scenario "p0-t0-0~p0-t1-1 up" 0 1 p0-t0-0 \
-    "chain post { type filter hook postrouting priority 0; oifname \"$up\" numgen random mod 100 < 1 drop; }"
-
-# host h3's plane-1 port toward its T0, dropped where the T0 takes it in
-read -r t0name t0if < <("$bin/mrcctl" -t "$topo" topo hosts | awk '$1 == "h3" && $2 == 1 {print $7, $9}')
-scenario "h3:1 up" 1 - "$t0name" \
-    "chain pre { type filter hook prerouting priority 0; iifname \"$t0if\" numgen random mod 100 < 1 drop; }"
-
+scenario "p0-t0-0~p0-t1-1 up" 0 1 $hold loss p0-t0-0 p0-t1-1 1 one-way
+# host h3's plane-1 port toward its T0
+t0name=$("$bin/mrcctl" -t "$topo" topo hosts | awk '$1 == "h3" && $2 == 1 {print $7}')
+scenario "h3:1 up" 1 - $hold loss h3 "$t0name" 1 one-way
 # a T1 that forwards nothing but keeps its links (neighbour discovery still answers)
-scenario "p1-t1-0 both" 1 0 p1-t1-0 \
-    "chain pre { type filter hook prerouting priority 0; meta l4proto != ipv6-icmp drop; }"
-
+scenario "p1-t1-0 both" 1 0 $hold blackhole p1-t1-0
 # the first link fails again soon after its lifting: a flapping element, held twice as long
-scenario "p0-t0-0~p0-t1-1 up" 0 1 p0-t0-0 \
-    "chain post { type filter hook postrouting priority 0; oifname \"$up\" numgen random mod 100 < 1 drop; }" \
-    $((2 * hold))
+scenario "p0-t0-0~p0-t1-1 up" 0 1 $((2 * hold)) loss p0-t0-0 p0-t1-1 1 one-way
 
 kill -0 "$xfer" 2>/dev/null || fail "the transfer ended early: $(cat "$work/cli.log")"
 [ "$(nsx h0 "$bin/mrc-perf" status | jq_ io tx_errors)" = 0 ] || fail "h0's agent failed sends"
