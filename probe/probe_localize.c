@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,19 +160,22 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
                 probe_spec s = {
                     .plane = (uint8_t)plane, .dst_t0 = (uint16_t)t0, .dst_port = (uint16_t)port};
                 int kind = -1;
-                const char *kn = json_object_get_string(json_object_array_get_idx(d, 0));
+                bool arr =
+                    json_object_is_type(d, json_type_array) && json_object_array_length(d) == 5;
+                json_object *k0 = arr ? json_object_array_get_idx(d, 0) : NULL;
+                const char *kn =
+                    json_object_is_type(k0, json_type_string) ? json_object_get_string(k0) : NULL;
                 for (int c = 0; c < PROBE_KINDS && kn; c++) {
                     kind = strcmp(kn, kind_names[c]) == 0 ? c : kind;
                 }
                 int64_t v[4];
                 for (int c = 0; c < 4; c++) {
-                    json_object *e = json_object_array_get_idx(d, (size_t)c + 1);
-                    v[c] =
-                        e && json_object_is_type(e, json_type_int) ? json_object_get_int64(e) : -1;
+                    json_object *e = arr ? json_object_array_get_idx(d, (size_t)c + 1) : NULL;
+                    v[c] = json_object_is_type(e, json_type_int) ? json_object_get_int64(e) : -1;
                 }
-                if (!json_object_is_type(d, json_type_array) || kind < 0 || v[0] < 0 ||
-                    v[0] >= loc->nt0 || v[1] < 0 || v[1] >= loc->nports || v[2] < 0 ||
-                    v[2] >= loc->nt1 || v[3] < 0 || v[3] >= loc->R) {
+                if (!arr || kind < 0 || v[0] < 0 || v[0] >= loc->nt0 || v[1] < 0 ||
+                    v[1] >= loc->nports || v[2] < 0 || v[2] >= loc->nt1 || v[3] < 0 ||
+                    v[3] >= loc->R) {
                     snprintf(err, errlen, "port %zu, deficit %zu: want [kind, t0, port, t1, index]",
                              i, k);
                     return -EINVAL;
