@@ -48,6 +48,24 @@ lab link-up h0 p0-t0-0
 paths || fail "after the links came back, not every EV arrived"
 echo "PASS: a NIC–T0 link down fails exactly its EVs; all recover"
 
+# a flapping cable goes down and up on its own until healed; then every EV arrives again
+cable_if() { "$bin/mrcctl" -t "$topo" topo cables | awk -v a="$1" -v b="$2" '$3 == a && $6 == b {print $5}'; }
+upif=$(cable_if p0-t0-1 p0-t1-0)
+lab fault flap p0-t0-1 p0-t1-0 1
+seen=
+for _ in $(seq 40); do
+    state=$(ip -n "$prefix-p0-t0-1" -br link show "$upif" | awk '{print $2}')
+    case " $seen " in *" $state "*) ;; *) seen="$seen $state" ;; esac
+    sleep 0.1
+done
+case $seen in *DOWN*UP* | *UP*DOWN*) ;; *) fail "the flapping cable was only:$seen" ;; esac
+lab heal p0-t0-1 p0-t1-0
+[ "$(ip -n "$prefix-p0-t0-1" -br link show "$upif" | awk '{print $2}')" = UP ] ||
+    fail "the healed cable stayed down"
+pgrep -f -- "-p $prefix .*flap-loop" >/dev/null && fail "the flapping went on after the heal"
+paths || fail "after the flapping cable healed, not every EV arrived"
+echo "PASS: a flapping cable goes down and up until healed, then every EV arrives"
+
 # an interrupted build leaves nothing behind
 set -m
 for sig in INT TERM; do
