@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "probe_node.h"
+#include "probe_wire.h"
 #include "util.h"
 
 #define LOC_PENDING 8     /* windows awaiting their reports */
@@ -68,18 +69,6 @@ static lwin *win_get(probe_localize *loc, uint64_t window, bool open)
     return w;
 }
 
-/* The host at (plane, t0, port) of the plan, FAB_NONE for none. */
-static uint32_t host_at(const fab_topo *topo, unsigned plane, unsigned t0, unsigned port)
-{
-    uint32_t sw = fab_switch_at(topo, plane, FAB_TIER_T0, t0);
-    fab_peer peer;
-    if (sw == FAB_NONE || fab_switch_peer(topo, sw, port, &peer) != 0 ||
-        peer.kind != FAB_PEER_HOST || peer.port != plane) {
-        return FAB_NONE;
-    }
-    return peer.id;
-}
-
 static int jint(json_object *o, const char *key, int64_t *v)
 {
     json_object *m;
@@ -89,8 +78,6 @@ static int jint(json_object *o, const char *key, int64_t *v)
     *v = json_object_get_int64(m);
     return 0;
 }
-
-static const char *const kind_names[PROBE_KINDS] = {"t0_bounce", "t1_bounce", "cross", "intra"};
 
 int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t errlen)
 {
@@ -145,7 +132,7 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
                 !json_object_is_type(def, json_type_array) || plane < 0 || t0 < 0 || port < 0 ||
                 sent < 0 || sent > loc->R || plane >= MAX_PLANE || t0 > UINT16_MAX ||
                 port > UINT16_MAX ||
-                host_at(topo, (unsigned)plane, (unsigned)t0, (unsigned)port) != host) {
+                probe_wire_host(topo, (unsigned)plane, (unsigned)t0, (unsigned)port) != host) {
                 snprintf(err, errlen,
                          "port %zu: not a port of %s (plane, t0, port, sent, deficits)", i,
                          json_object_get_string(jh));
@@ -166,7 +153,7 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
                 const char *kn =
                     json_object_is_type(k0, json_type_string) ? json_object_get_string(k0) : NULL;
                 for (int c = 0; c < PROBE_KINDS && kn; c++) {
-                    kind = strcmp(kn, kind_names[c]) == 0 ? c : kind;
+                    kind = strcmp(kn, probe_kind_names[c]) == 0 ? c : kind;
                 }
                 int64_t v[4];
                 for (int c = 0; c < 4; c++) {
@@ -231,7 +218,7 @@ static unsigned comp_elements(const probe_localize *loc, const probe_comp *c, el
     switch (c->type) {
     case PROBE_COMP_NIC_T0:
     case PROBE_COMP_T0_NIC: {
-        uint32_t h = host_at(topo, c->plane, c->t0, c->other);
+        uint32_t h = probe_wire_host(topo, c->plane, c->t0, c->other);
         if (h != FAB_NONE) {
             snprintf(out[n].element, sizeof(out[n].element), "%s:%u", fab_host_name(topo, h),
                      (unsigned)c->plane);

@@ -84,17 +84,12 @@ static wslot *slot_open(probe_node *n, nport *p, uint64_t window)
     return s;
 }
 
-/* The host port at (plane, t0, port) of the plan: its inner address. -ENOENT for a hole. */
+/* The inner address of the host port at (plane, t0, port) of the plan; -ENOENT for a hole. */
 static int port_addr(const fab_topo *topo, unsigned plane, unsigned t0, unsigned port,
                      uint8_t addr[16])
 {
-    uint32_t sw = fab_switch_at(topo, plane, FAB_TIER_T0, t0);
-    fab_peer peer;
-    if (sw == FAB_NONE || fab_switch_peer(topo, sw, port, &peer) != 0 ||
-        peer.kind != FAB_PEER_HOST || fab_host_addr(topo, peer.id, peer.port, addr) != 0) {
-        return -ENOENT;
-    }
-    return 0;
+    uint32_t h = probe_wire_host(topo, plane, t0, port);
+    return h != FAB_NONE && fab_host_addr(topo, h, plane, addr) == 0 ? 0 : -ENOENT;
 }
 
 static void send_one(probe_node *n, nport *p, wslot *s, uint32_t index, uint64_t now)
@@ -117,7 +112,20 @@ static void send_one(probe_node *n, nport *p, wslot *s, uint32_t index, uint64_t
     s->sent++;
 }
 
-static const char *kind_name[PROBE_KINDS] = {"t0_bounce", "t1_bounce", "cross", "intra"};
+/* One deficit of a report: [kind, sender T0, sender port, T1, index], while there is room. */
+static void deficit(json_object *def, unsigned max, const probe_spec *s, uint32_t index)
+{
+    if (json_object_array_length(def) >= max) {
+        return;
+    }
+    json_object *d = json_object_new_array();
+    json_object_array_add(d, json_object_new_string(probe_kind_names[s->kind]));
+    json_object_array_add(d, json_object_new_int(s->src_t0));
+    json_object_array_add(d, json_object_new_int(s->src_port));
+    json_object_array_add(d, json_object_new_int(s->t1));
+    json_object_array_add(d, json_object_new_int64(index));
+    json_object_array_add(def, d);
+}
 
 /* The report of |window|: per port the heartbeat and the deficits. */
 static json_object *report(probe_node *n, uint64_t window)
@@ -153,22 +161,13 @@ static json_object *report(probe_node *n, uint64_t window)
                 expected++;
                 if (s->got[k] == GOT_NONE) {
                     missing++;
-                    if (json_object_array_length(def) < n->cfg.max_deficits) {
-                        json_object *d = json_object_new_array();
-                        json_object_array_add(d, json_object_new_string(kind_name[spec.kind]));
-                        json_object_array_add(d, json_object_new_int(spec.src_t0));
-                        json_object_array_add(d, json_object_new_int(spec.src_port));
-                        json_object_array_add(d, json_object_new_int(spec.t1));
-                        json_object_array_add(d, json_object_new_int64(k));
-                        json_object_array_add(def, d);
-                    }
+                    deficit(def, n->cfg.max_deficits, &spec, k);
                 }
             }
         }
         for (uint32_t k = 0; s && k < s->nexp; k++) {
             const probe_spec *e = &s->exp[k];
-            uint8_t from[16];
-            if (port_addr(n->cfg.topo, e->plane, e->src_t0, e->src_port, from) != 0) {
+            if (probe_wire_host(n->cfg.topo, e->plane, e->src_t0, e->src_port) == FAB_NONE) {
                 continue; /* from a hole */
             }
             expected++;
@@ -176,15 +175,7 @@ static json_object *report(probe_node *n, uint64_t window)
                 continue;
             }
             missing++;
-            if (json_object_array_length(def) < n->cfg.max_deficits) {
-                json_object *d = json_object_new_array();
-                json_object_array_add(d, json_object_new_string(kind_name[e->kind]));
-                json_object_array_add(d, json_object_new_int(e->src_t0));
-                json_object_array_add(d, json_object_new_int(e->src_port));
-                json_object_array_add(d, json_object_new_int(e->t1));
-                json_object_array_add(d, json_object_new_int64(e->index));
-                json_object_array_add(def, d);
-            }
+            deficit(def, n->cfg.max_deficits, e, e->index);
         }
         json_object_object_add(o, "expected", json_object_new_int64(expected));
         json_object_object_add(o, "received", json_object_new_int64(s ? s->rcvd : 0));

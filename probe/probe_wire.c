@@ -131,6 +131,19 @@ int probe_wire_decode(const uint8_t *data, size_t len, uint16_t udp_port, probe_
     return 1;
 }
 
+const char *const probe_kind_names[PROBE_KINDS] = {"t0_bounce", "t1_bounce", "cross", "intra"};
+
+uint32_t probe_wire_host(const fab_topo *topo, unsigned plane, unsigned t0, unsigned port)
+{
+    uint32_t sw = fab_switch_at(topo, plane, FAB_TIER_T0, t0);
+    fab_peer peer;
+    if (sw == FAB_NONE || fab_switch_peer(topo, sw, port, &peer) != 0 ||
+        peer.kind != FAB_PEER_HOST || peer.port != plane) {
+        return FAB_NONE;
+    }
+    return peer.id;
+}
+
 int probe_wire_path(const fab_topo *topo, const probe_spec *s, uint8_t dest[16])
 {
     const fab_plan *plan = fab_topo_plan(topo);

@@ -46,6 +46,13 @@ size_t probe_wire_encode(uint8_t *dest, const uint8_t src[16], const uint8_t dst
  * whole one whose UDP checksum fails), -EMSGSIZE when too short for the headers. */
 int probe_wire_decode(const uint8_t *data, size_t len, uint16_t udp_port, probe_hdr *h);
 
+/* The names of the probe kinds in reports (probe_kind order). */
+extern const char *const probe_kind_names[PROBE_KINDS];
+
+/* The host whose plane-|plane| port is down-port |port| of T0 |t0| of that plane, FAB_NONE for
+ * a hole in the fabric. */
+uint32_t probe_wire_host(const fab_topo *topo, unsigned plane, unsigned t0, unsigned port);
+
 /* The outer destination that carries probe |s| (its uSID path) in the fabric of |topo|.
  * Returns 0 or -ENOENT when an element of the path is not in the topology. */
 int probe_wire_path(const fab_topo *topo, const probe_spec *s, uint8_t dest[16]);
