@@ -94,7 +94,7 @@ static void send_json(ctl_resp *r, int status, json_object *j)
     send_body(r, status, "application/json", j);
 }
 
-static bool allowed(const ctl_req *q, ctl_resp *r, ctl_role need)
+static bool allowed(const ctl_req *q, ctl_resp *r, util_role need)
 {
     if (!q->who) {
         ctl_api_problem(r, 401, q->path,
@@ -103,8 +103,8 @@ static bool allowed(const ctl_req *q, ctl_resp *r, ctl_role need)
     }
     if (q->who->role < need) {
         ctl_api_problem(r, 403, q->path, "the %s role of '%s' may not %s %s; it takes %s",
-                        ctl_role_name(q->who->role), q->who->name, q->method, q->path,
-                        ctl_role_name(need));
+                        util_role_name(q->who->role), q->who->name, q->method, q->path,
+                        util_role_name(need));
         return false;
     }
     return true;
@@ -451,8 +451,8 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         return;
     }
     bool dry, force;
-    if (!allowed(q, r, CTL_ROLE_PROBER) || !arg_bool(q, r, "dry_run", &dry) ||
-        !arg_bool(q, r, "force", &force) || (force && !dry && !allowed(q, r, CTL_ROLE_OPERATOR))) {
+    if (!allowed(q, r, UTIL_ROLE_PROBER) || !arg_bool(q, r, "dry_run", &dry) ||
+        !arg_bool(q, r, "force", &force) || (force && !dry && !allowed(q, r, UTIL_ROLE_OPERATOR))) {
         return;
     }
     ctl_deny d;
@@ -464,7 +464,7 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     }
     snprintf(d.author, sizeof(d.author), "%s", q->who->name);
     snprintf(d.source, sizeof(d.source), "%s",
-             q->who->role == CTL_ROLE_PROBER ? "prober" : "operator");
+             q->who->role == UTIL_ROLE_PROBER ? "prober" : "operator");
     /* the check and the add are one step, or two entries each fine alone could pass together */
     pthread_mutex_lock(&deny_lock);
     ctl_blast_result br;
@@ -526,7 +526,7 @@ static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idte
         ctl_api_problem(r, 405, q->path, "%s takes GET or DELETE", q->path);
         return;
     }
-    if (!allowed(q, r, CTL_ROLE_PROBER)) {
+    if (!allowed(q, r, UTIL_ROLE_PROBER)) {
         return;
     }
     int rv = ctl_store_deny_del(c->store, id, q->who->name);
@@ -568,7 +568,7 @@ static void get_audit(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 /* An agent's token reports for its own host only: the host its name names. */
 static bool own_host(const ctl_req *q, const char *host, char *why, size_t whylen)
 {
-    if (q->who->role != CTL_ROLE_AGENT || strcmp(host, q->who->name) == 0) {
+    if (q->who->role != UTIL_ROLE_AGENT || strcmp(host, q->who->name) == 0) {
         return true;
     }
     snprintf(why, whylen, "the token of '%s' may report only as '%s', not as '%s'", q->who->name,
@@ -584,7 +584,7 @@ static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes
         ctl_api_problem(r, 405, q->path, "%s takes POST only", q->path);
         return;
     }
-    if (!allowed(q, r, probes ? CTL_ROLE_PROBER : CTL_ROLE_AGENT)) {
+    if (!allowed(q, r, probes ? UTIL_ROLE_PROBER : UTIL_ROLE_AGENT)) {
         return;
     }
     char why[256];
@@ -638,20 +638,20 @@ static void agents(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         }
         return;
     }
-    if (!allowed(q, r, CTL_ROLE_AGENT)) {
+    if (!allowed(q, r, UTIL_ROLE_AGENT)) {
         return;
     }
-    if (q->who->role != CTL_ROLE_AGENT && q->who->role != CTL_ROLE_ADMIN) {
+    if (q->who->role != UTIL_ROLE_AGENT && q->who->role != UTIL_ROLE_ADMIN) {
         ctl_api_problem(r, 403, q->path,
                         "the %s role of '%s' may not register an agent; it takes agent (as its "
                         "own host) or admin",
-                        ctl_role_name(q->who->role), q->who->name);
+                        util_role_name(q->who->role), q->who->name);
         return;
     }
     char why[256];
     json_object *o = body_json(q, why, sizeof(why)), *out = NULL;
     int status =
-        o ? ctl_agents_register(c->agents, o, q->who->role == CTL_ROLE_AGENT ? q->who->name : NULL,
+        o ? ctl_agents_register(c->agents, o, q->who->role == UTIL_ROLE_AGENT ? q->who->name : NULL,
                                 ctl_now_ms(), &out, why, sizeof(why))
           : 400;
     json_object_put(o);
@@ -811,7 +811,7 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         ctl_api_problem(r, 404, p, "no resource at %s (the API is under " PREFIX ")", p);
         return;
     }
-    if (!allowed(q, r, CTL_ROLE_READER)) {
+    if (!allowed(q, r, UTIL_ROLE_READER)) {
         return;
     }
     const char *rest = p + sizeof(PREFIX);

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "ctl_agents.h"
-#include "ctl_auth.h"
 #include "ctl_blast.h"
 #include "ctl_health.h"
 #include "ctl_profile.h"
@@ -52,7 +51,7 @@ typedef struct ctl_req {
     void *arg_user;
     const char *body;
     size_t bodylen;
-    const ctl_token *who; /* NULL without a valid token */
+    const util_token *who; /* NULL without a valid token */
 } ctl_req;
 
 typedef struct ctl_resp {

@@ -33,7 +33,7 @@ typedef struct conn {
 struct ctl_http {
     struct MHD_Daemon *d;
     ctl_ctx *ctx;
-    const ctl_auth *auth;
+    const util_auth *auth;
     ctl_http_cfg cfg;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -95,13 +95,13 @@ static const char *arg_of(void *user, const char *name)
     return MHD_lookup_connection_value(user, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static const ctl_token *who(ctl_http *h, struct MHD_Connection *mc)
+static const util_token *who(ctl_http *h, struct MHD_Connection *mc)
 {
     const char *a = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!a || strncmp(a, "Bearer ", 7) != 0) {
         return NULL;
     }
-    return ctl_auth_find(h->auth, a + 7);
+    return util_auth_find(h->auth, a + 7);
 }
 
 static void push_answer(ctl_http *h, ctl_resp *r)
@@ -335,7 +335,7 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, char *err, s
     return 0;
 }
 
-int ctl_http_start(ctl_ctx *ctx, const ctl_auth *auth, const ctl_http_cfg *cfg, ctl_http **ph,
+int ctl_http_start(ctl_ctx *ctx, const util_auth *auth, const ctl_http_cfg *cfg, ctl_http **ph,
                    char *err, size_t errlen)
 {
     struct sockaddr_storage ss;

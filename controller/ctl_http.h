@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "ctl_api.h"
-#include "ctl_auth.h"
+#include "util.h"
 
 typedef struct ctl_http ctl_http;
 
@@ -22,7 +22,7 @@ typedef struct ctl_http_cfg {
 
 /* Starts serving |ctx| (its |changed| hook is set to wake the push channel). Returns 0 or a
  * negative errno with a sentence in |err|. */
-int ctl_http_start(ctl_ctx *ctx, const ctl_auth *auth, const ctl_http_cfg *cfg, ctl_http **ph,
+int ctl_http_start(ctl_ctx *ctx, const util_auth *auth, const ctl_http_cfg *cfg, ctl_http **ph,
                    char *err, size_t errlen);
 /* The port it listens on (useful with port 0). */
 unsigned ctl_http_port(const ctl_http *h);

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     fab_topo *topo = NULL;
     fab_tables *tables = NULL;
     ctl_store *store = NULL;
-    ctl_auth auth = {0};
+    util_auth auth = {0};
     ctl_http *http = NULL;
     ctl_window *window = NULL;
     char *cert = NULL, *key = NULL;
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
         util_log(UTIL_LOG_ERR, "%s: computing the tables: %s", o.topology, fab_strerror(rv));
         goto out;
     }
-    if (ctl_auth_load(o.tokens, &auth, err, sizeof(err)) != 0 ||
+    if (util_auth_load(o.tokens, &auth, err, sizeof(err)) != 0 ||
         ctl_store_open(o.db, &store, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_ERR, "%s", err);
         goto out;
@@ -203,7 +203,7 @@ out:
     ctl_http_stop(http);
     ctl_agents_free(ctx->agents);
     ctl_store_close(store);
-    ctl_auth_free(&auth);
+    util_auth_free(&auth);
     ctl_health_free(ctx->health);
     ctl_blast_free(ctx->blast);
     fab_tables_free(tables);

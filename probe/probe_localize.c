@@ -79,7 +79,8 @@ static int jint(json_object *o, const char *key, int64_t *v)
     return 0;
 }
 
-int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t errlen)
+int probe_localize_report(probe_localize *loc, json_object *r, const char *sender, char *err,
+                          size_t errlen)
 {
     const fab_topo *topo = loc->cfg.topo;
     json_object *jh, *ports;
@@ -95,6 +96,11 @@ int probe_localize_report(probe_localize *loc, json_object *r, char *err, size_t
     if (host == FAB_NONE) {
         snprintf(err, errlen, "no host '%s' in the fabric", json_object_get_string(jh));
         return -EINVAL;
+    }
+    if (sender && strcmp(sender, json_object_get_string(jh)) != 0) {
+        snprintf(err, errlen, "token of %s may not report for %s", sender,
+                 json_object_get_string(jh));
+        return -EPERM;
     }
     if ((uint64_t)epoch != loc->cfg.epoch) {
         snprintf(err, errlen, "a report of epoch %" PRId64 ": this plan is epoch %u", epoch,

@@ -37,10 +37,12 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
                        size_t errlen);
 void probe_localize_free(probe_localize *loc);
 
-/* Takes one node report (the JSON of probe_node). Returns 0, or -EINVAL with a sentence in
- * |err| (not a report of this plan, a host or port not in the fabric), -ESTALE (its window is
- * evaluated already: too late). */
-int probe_localize_report(probe_localize *loc, json_object *report, char *err, size_t errlen);
+/* Takes one node report (the JSON of probe_node) sent by the node of host |sender|, which may
+ * report for its own host only (NULL: for any). Returns 0, or -EINVAL with a sentence in |err|
+ * (not a report of this plan, a host or port not in the fabric), -EPERM (a report for another
+ * host than |sender|), -ESTALE (its window is evaluated already: too late). */
+int probe_localize_report(probe_localize *loc, json_object *report, const char *sender, char *err,
+                          size_t errlen);
 
 /* The state: windows evaluated, verdicts in force with their entries, as JSON. */
 json_object *probe_localize_status(const probe_localize *loc);

@@ -21,7 +21,7 @@
 
 static struct {
     char *topology, *host, *log, *report_url, *token_file, *listen, *controller, *cacert,
-        *report_token_file;
+        *report_tokens;
     uint64_t window_ms, rate, epoch, udp_port, grace_ms, seed, max_deficits, tclass, deadline_ms,
         hold_s, hold_max_s, confirm, optic_group, count, pass_pct, timeout_ms, sweep_rate;
     char *hosts;
@@ -98,7 +98,7 @@ static const util_opt val_opts[] = {
 static const util_opt loc_opts[] = {
     PLAN_OPTS,
     {"listen", UTIL_OPT_STR, "[::1]:4793", 0, 0, &o.listen, "ADDR:PORT the nodes report to", false},
-    {"report_token_file", UTIL_OPT_STR, NULL, 0, 0, &o.report_token_file, "file holding the token nodes report with (none: reports are open)", false},
+    {"report_tokens", UTIL_OPT_STR, NULL, 0, 0, &o.report_tokens, "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (none: reports are open)", false},
     {"controller", UTIL_OPT_STR, NULL, 0, 0, &o.controller, "the controller's URL (none: verdicts are only logged)", false},
     {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding a prober token for the controller", false},
     {"cacert", UTIL_OPT_STR, NULL, 0, 0, &o.cacert, "PEM file of the CAs that sign the controller's certificate (https)", false},
@@ -303,7 +303,7 @@ out:
 
 typedef struct loc_ctx {
     probe_localize *loc;
-    char *report_token;
+    util_auth tokens; /* the nodes' (--report_tokens); none: reports are open */
 } loc_ctx;
 
 static void reply(struct evhttp_request *req, int code, json_object *body)
@@ -345,11 +345,22 @@ static void on_http(struct evhttp_request *req, void *arg)
         problem(req, 405, "/api/v1/reports takes POST");
         return;
     }
-    if (c->report_token) {
+    const util_token *t = NULL;
+    if (c->tokens.n) {
         const char *auth =
             evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-        if (!auth || strncmp(auth, "Bearer ", 7) != 0 || strcmp(auth + 7, c->report_token) != 0) {
-            problem(req, 401, "a report needs the nodes' bearer token");
+        t = auth && strncmp(auth, "Bearer ", 7) == 0 ? util_auth_find(&c->tokens, auth + 7) : NULL;
+        if (!t) {
+            problem(req, 401,
+                    "a report needs its node's bearer token (Authorization: Bearer TOKEN), one "
+                    "of --report_tokens");
+            return;
+        }
+        if (t->role != UTIL_ROLE_PROBER) {
+            snprintf(err, sizeof(err),
+                     "the %s token of %s may not report: nodes report with prober tokens",
+                     util_role_name(t->role), t->name);
+            problem(req, 403, err);
             return;
         }
     }
@@ -361,10 +372,10 @@ static void on_http(struct evhttp_request *req, void *arg)
     }
     json_object *r =
         util_json_parse("report", (const char *)evbuffer_pullup(in, -1), len, err, sizeof(err));
-    int rv = r ? probe_localize_report(c->loc, r, err, sizeof(err)) : -EINVAL;
+    int rv = r ? probe_localize_report(c->loc, r, t ? t->name : NULL, err, sizeof(err)) : -EINVAL;
     json_object_put(r);
     if (rv != 0) {
-        problem(req, rv == -ESTALE ? 409 : 400, err);
+        problem(req, rv == -ESTALE ? 409 : rv == -EPERM ? 403 : 400, err);
         return;
     }
     reply(req, 202, json_object_new_object());
@@ -386,7 +397,8 @@ static int run_localize(int argc, char **argv)
         goto out;
     }
     status = 1;
-    if (o.report_token_file && read_token(o.report_token_file, &c.report_token) != 0) {
+    if (o.report_tokens && util_auth_load(o.report_tokens, &c.tokens, err, sizeof(err)) != 0) {
+        fprintf(stderr, "mrc-probe: %s\n", err);
         goto out;
     }
     base = event_base_new();
@@ -452,7 +464,7 @@ out:
     if (base) {
         event_base_free(base);
     }
-    free(c.report_token);
+    util_auth_free(&c.tokens);
     setup_free(&su);
     return status;
 }

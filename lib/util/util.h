@@ -61,6 +61,38 @@ int util_read_file(const char *path, char **pdata, size_t *plen);
  * NUL), empty lines included so that line numbers count them; NULL at the end. */
 char *util_line_next(char **cursor);
 
+/* Bearer tokens and their roles, from a file of 'TOKEN ROLE NAME' lines. Each role may do what
+ * the ones before it may (below, what each means to the controller); NAME is the token's holder
+ * (for an agent or a prober node, its host). */
+typedef enum util_role {
+    UTIL_ROLE_NONE = 0,
+    UTIL_ROLE_READER,   /* reads everything */
+    UTIL_ROLE_AGENT,    /* ... and reports, and holds the push channel */
+    UTIL_ROLE_PROBER,   /* ... and posts probe results and its own denylist entries */
+    UTIL_ROLE_OPERATOR, /* ... and changes the denylist */
+    UTIL_ROLE_ADMIN,    /* everything */
+} util_role;
+
+typedef struct util_token {
+    char *token;
+    util_role role;
+    char *name;
+} util_token;
+
+typedef struct util_auth {
+    util_token *tokens;
+    size_t n;
+} util_auth;
+
+/* Returns 0, or a negative errno with the file, line and fault in |err|. */
+int util_auth_load(const char *path, util_auth *auth, char *err, size_t errlen);
+void util_auth_free(util_auth *auth);
+/* The token |bearer| names, or NULL. Every token is compared in full, in time that does not
+ * depend on where a guess first differs. */
+const util_token *util_auth_find(const util_auth *auth, const char *bearer);
+const char *util_role_name(util_role role);
+util_role util_role_parse(const char *name);
+
 /* An option table: each entry names a setting, its kind, its default (as text), its range
  * (whole numbers) and where it is stored (char * for strings, uint64_t, bool). Ends with an
  * entry whose name is NULL. A secret's value is never reported, only whether it is set. */

@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     uint64_t before = reports();
     err[0] = '\0';
-    int rv = probe_localize_report(loc, r, err, sizeof(err));
+    int rv = probe_localize_report(loc, r, NULL, err, sizeof(err));
     json_object_put(r);
     if (rv != 0 && rv != -EINVAL && rv != -ESTALE) {
         die("probe_localize_report: an unexpected answer");

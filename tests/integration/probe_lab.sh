@@ -33,7 +33,11 @@ op_token=operator-token-0123456789
     echo "$op_token operator ops"
 } >"$work/tokens"
 echo prober-token-0123456789 >"$work/token-prober"
-echo node-token-0123456789 >"$work/token-nodes"
+# each host's node its own token, good for its own host's reports only
+for h in $hosts; do
+    echo "node-token-$h-0123456789 prober $h"
+    echo "node-token-$h-0123456789" >"$work/token-node-$h"
+done >"$work/node-tokens"
 "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
     --listen "[$croot]:$port" --cc uet-1.0-nscc --port_gbps 10 --base_rtt_ns 100000 \
     >>"$work/controller.log" 2>&1 &
@@ -44,13 +48,13 @@ api() { curl -s -H "Authorization: Bearer $op_token" "$url/api/v1/$1"; }
 hold=3
 window_ms=500
 "$bin/mrc-probe" localize --topology "$topo" --window_ms $window_ms --listen "[$croot]:$lport" \
-    --controller "$url" --token_file "$work/token-prober" --report_token_file "$work/token-nodes" \
+    --controller "$url" --token_file "$work/token-prober" --report_tokens "$work/node-tokens" \
     --hold_s $hold --deadline_ms 800 >"$work/localize.log" 2>&1 &
 pids+=($!)
 for h in $hosts; do
     bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window_ms $window_ms \
         --grace_ms 200 --report_url "http://[$croot]:$lport/api/v1/reports" \
-        --token_file "$work/token-nodes" >/dev/null 2>"$work/probe-$h.log"
+        --token_file "$work/token-node-$h" >/dev/null 2>"$work/probe-$h.log"
     pids+=($!)
 done
 for h in h0 h5; do

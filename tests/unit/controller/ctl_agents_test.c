@@ -12,19 +12,20 @@
 #include <unistd.h>
 
 #include "ctl_api.h"
-#include "ctl_test.h"
+#include "util_test.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define INTERVAL_MS 10000
 
-static const ctl_token T_READER = {(char[]){"reader-0123456789"}, CTL_ROLE_READER,
-                                   (char[]){"rita"}};
-static const ctl_token T_AGENT = {(char[]){"agent-0123456789a"}, CTL_ROLE_AGENT, (char[]){"h3"}};
-static const ctl_token T_AGENT5 = {(char[]){"agent-0123456789b"}, CTL_ROLE_AGENT, (char[]){"h5"}};
-static const ctl_token T_PROBER = {(char[]){"prober-0123456789"}, CTL_ROLE_PROBER, (char[]){"pat"}};
-static const ctl_token T_OPER = {(char[]){"operator-01234567"}, CTL_ROLE_OPERATOR,
-                                 (char[]){"olga"}};
-static const ctl_token T_ADMIN = {(char[]){"admin-0123456789a"}, CTL_ROLE_ADMIN, (char[]){"ada"}};
+static const util_token T_READER = {(char[]){"reader-0123456789"}, UTIL_ROLE_READER,
+                                    (char[]){"rita"}};
+static const util_token T_AGENT = {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}};
+static const util_token T_AGENT5 = {(char[]){"agent-0123456789b"}, UTIL_ROLE_AGENT, (char[]){"h5"}};
+static const util_token T_PROBER = {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER,
+                                    (char[]){"pat"}};
+static const util_token T_OPER = {(char[]){"operator-01234567"}, UTIL_ROLE_OPERATOR,
+                                  (char[]){"olga"}};
+static const util_token T_ADMIN = {(char[]){"admin-0123456789a"}, UTIL_ROLE_ADMIN, (char[]){"ada"}};
 
 static const char REG_H3[] = "{\"host\":\"h3\",\"version\":\"0.1.0\",\"mode\":\"srv6\","
                              "\"ports\":[{\"port\":0,\"up\":true},{\"port\":1,\"up\":false}],"
@@ -38,14 +39,14 @@ static ctl_ctx ctx;
 
 static void setup_once(void)
 {
-    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_agents");
+    util_test_mkdtemp(dir, sizeof(dir), "ctl_agents");
     fab_error ferr;
     ck_assert_msg(fab_topo_load_file(LAB, &topo, &ferr) == 0, "%s: %s", LAB, ferr.msg);
 }
 
 static void teardown_once(void)
 {
-    ctl_test_rmdir(dir);
+    util_test_rmdir(dir);
     fab_topo_free(topo);
 }
 
@@ -96,7 +97,7 @@ static const char *kv_arg(void *user, const char *name)
 }
 
 static ctl_resp call_args(const char *method, const char *path, const kv *args, const char *body,
-                          const ctl_token *who)
+                          const util_token *who)
 {
     ctl_req q = {.method = method,
                  .path = path,
@@ -112,7 +113,7 @@ static ctl_resp call_args(const char *method, const char *path, const kv *args, 
     return r;
 }
 
-static ctl_resp call(const char *method, const char *path, const char *body, const ctl_token *who)
+static ctl_resp call(const char *method, const char *path, const char *body, const util_token *who)
 {
     return call_args(method, path, NULL, body, who);
 }
@@ -230,7 +231,7 @@ START_TEST(test_ctl_agents_register_list_one)
     json_object_put(expect_json(&r, 200));
     ck_assert_int_eq(stored_rows(), 2);
 
-    const ctl_token *roles[] = {&T_READER, &T_AGENT, &T_PROBER, &T_OPER, &T_ADMIN};
+    const util_token *roles[] = {&T_READER, &T_AGENT, &T_PROBER, &T_OPER, &T_ADMIN};
     for (size_t i = 0; i < 5; i++) {
         r = call("GET", "/api/v1/agents", NULL, roles[i]);
         j = expect_json(&r, 200);
@@ -281,7 +282,7 @@ END_TEST
 START_TEST(test_ctl_agents_register_roles)
 {
     char *before = list_text();
-    const ctl_token *weak[] = {&T_READER, &T_PROBER, &T_OPER};
+    const util_token *weak[] = {&T_READER, &T_PROBER, &T_OPER};
     for (size_t i = 0; i < 3; i++) {
         ctl_resp r = call("POST", "/api/v1/agents", REG_H3, weak[i]);
         expect_problem(&r, 403, "/api/v1/agents", i == 0 ? "takes agent" : "agent (as its own");
@@ -700,7 +701,7 @@ START_TEST(test_ctl_agents_report_host)
     ctl_resp r = call("POST", "/api/v1/reports", h5, &T_AGENT);
     expect_problem(&r, 403, "/api/v1/reports", "may report only as 'h3', not as 'h5'");
     ck_assert_uint_eq(ctl_health_ingested(ctx.health), 0);
-    const ctl_token *ok[] = {&T_AGENT5, &T_PROBER, &T_OPER, &T_ADMIN};
+    const util_token *ok[] = {&T_AGENT5, &T_PROBER, &T_OPER, &T_ADMIN};
     for (size_t i = 0; i < 4; i++) {
         r = call("POST", "/api/v1/reports", h5, ok[i]);
         ck_assert_msg(r.status == 202, "%s: %d %s", ok[i]->name, r.status, r.body);

@@ -10,19 +10,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_test.h"
+#include "util_test.h"
 #include "ctl_api.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define BAD_BODIES CTL_TEST_DATA "/deny_bad_bodies.txt"
 
-static const ctl_token T_READER = {(char[]){"reader-0123456789"}, CTL_ROLE_READER,
-                                   (char[]){"rita"}};
-static const ctl_token T_AGENT = {(char[]){"agent-0123456789a"}, CTL_ROLE_AGENT, (char[]){"h3"}};
-static const ctl_token T_PROBER = {(char[]){"prober-0123456789"}, CTL_ROLE_PROBER, (char[]){"pat"}};
-static const ctl_token T_OPER = {(char[]){"operator-01234567"}, CTL_ROLE_OPERATOR,
-                                 (char[]){"olga"}};
-static const ctl_token T_ADMIN = {(char[]){"admin-0123456789a"}, CTL_ROLE_ADMIN, (char[]){"ada"}};
+static const util_token T_READER = {(char[]){"reader-0123456789"}, UTIL_ROLE_READER,
+                                    (char[]){"rita"}};
+static const util_token T_AGENT = {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}};
+static const util_token T_PROBER = {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER,
+                                    (char[]){"pat"}};
+static const util_token T_OPER = {(char[]){"operator-01234567"}, UTIL_ROLE_OPERATOR,
+                                  (char[]){"olga"}};
+static const util_token T_ADMIN = {(char[]){"admin-0123456789a"}, UTIL_ROLE_ADMIN, (char[]){"ada"}};
 
 /* The option table GET /api/v1/config reports: a set secret, an unset secret, an unset string. */
 static struct {
@@ -56,7 +57,7 @@ static void changed(void *user)
 /* Once per test case, in the parent: the fabric and a directory for the stores. */
 static void setup_once(void)
 {
-    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_api");
+    util_test_mkdtemp(dir, sizeof(dir), "ctl_api");
     fab_error ferr;
     ck_assert_msg(fab_topo_load_file(LAB, &topo, &ferr) == 0, "%s: %s", LAB, ferr.msg);
     ck_assert_int_eq(fab_tables_compute(topo, &tables), 0);
@@ -65,7 +66,7 @@ static void setup_once(void)
 
 static void teardown_once(void)
 {
-    ctl_test_rmdir(dir);
+    util_test_rmdir(dir);
     ctl_blast_free(blast);
     fab_tables_free(tables);
     fab_topo_free(topo);
@@ -116,7 +117,7 @@ static const char *kv_arg(void *user, const char *name)
 }
 
 static ctl_resp call(const char *method, const char *path, const kv *args, const char *body,
-                     const ctl_token *who)
+                     const util_token *who)
 {
     ctl_req q = {.method = method,
                  .path = path,
@@ -212,7 +213,7 @@ static char *snapshot(void)
 }
 
 /* POSTs |body| as |who| and returns the new entry's id. */
-static int64_t add_args(const char *body, const kv *args, const ctl_token *who)
+static int64_t add_args(const char *body, const kv *args, const util_token *who)
 {
     ctl_resp r = call("POST", "/api/v1/denylist", args, body, who);
     ck_assert_msg(r.status == 201, "%s: %d %s", body, r.status, r.body);
@@ -223,7 +224,7 @@ static int64_t add_args(const char *body, const kv *args, const ctl_token *who)
     return id;
 }
 
-static int64_t add(const char *body, const ctl_token *who)
+static int64_t add(const char *body, const util_token *who)
 {
     return add_args(body, NULL, who);
 }
@@ -525,7 +526,7 @@ START_TEST(test_ctl_api_deny_roles)
     json_object_put(j);
     free(r.body);
     char *before = snapshot();
-    const ctl_token *weak[] = {&T_READER, &T_AGENT};
+    const util_token *weak[] = {&T_READER, &T_AGENT};
     for (int i = 0; i < 2; i++) {
         r = call("POST", "/api/v1/denylist", NULL, "{\"element\":\"p0-t0-0\",\"reason\":\"x\"}",
                  weak[i]);

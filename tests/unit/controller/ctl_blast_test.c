@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ctl_blast.h"
-#include "ctl_test.h"
+#include "util_test.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define SMALL CTL_TEST_ROOT "/tests/unit/fabric/data/small.json"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl_test.h"
+#include "util_test.h"
 #include "util.h"
 
 static struct {
@@ -34,12 +34,12 @@ static char dir[256];
 
 static void setup_once(void)
 {
-    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_opt");
+    util_test_mkdtemp(dir, sizeof(dir), "ctl_opt");
 }
 
 static void teardown_once(void)
 {
-    ctl_test_rmdir(dir);
+    util_test_rmdir(dir);
 }
 
 static void setup(void)

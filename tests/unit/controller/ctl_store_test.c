@@ -11,19 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl_test.h"
+#include "util_test.h"
 #include "ctl_store.h"
 
 static char dir[256];
 
 static void setup_once(void)
 {
-    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_store");
+    util_test_mkdtemp(dir, sizeof(dir), "ctl_store");
 }
 
 static void teardown_once(void)
 {
-    ctl_test_rmdir(dir);
+    util_test_rmdir(dir);
 }
 
 /* A path of its own for each test's database, with no file of a former run behind it. */

@@ -7,27 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_auth.h"
 #include "util.h"
 
 static const char *const roles[] = {"none", "reader", "agent", "prober", "operator", "admin"};
 
-const char *ctl_role_name(ctl_role role)
+const char *util_role_name(util_role role)
 {
-    return role <= CTL_ROLE_ADMIN ? roles[role] : "none";
+    return role <= UTIL_ROLE_ADMIN ? roles[role] : "none";
 }
 
-ctl_role ctl_role_parse(const char *name)
+util_role util_role_parse(const char *name)
 {
-    for (unsigned r = CTL_ROLE_READER; r <= CTL_ROLE_ADMIN; r++) {
+    for (unsigned r = UTIL_ROLE_READER; r <= UTIL_ROLE_ADMIN; r++) {
         if (strcmp(name, roles[r]) == 0) {
-            return (ctl_role)r;
+            return (util_role)r;
         }
     }
-    return CTL_ROLE_NONE;
+    return UTIL_ROLE_NONE;
 }
 
-void ctl_auth_free(ctl_auth *a)
+void util_auth_free(util_auth *a)
 {
     for (size_t i = 0; i < a->n; i++) {
         free(a->tokens[i].token);
@@ -38,7 +37,7 @@ void ctl_auth_free(ctl_auth *a)
     a->n = 0;
 }
 
-int ctl_auth_load(const char *path, ctl_auth *a, char *err, size_t errlen)
+int util_auth_load(const char *path, util_auth *a, char *err, size_t errlen)
 {
     char *data;
     size_t len;
@@ -62,8 +61,8 @@ int ctl_auth_load(const char *path, ctl_auth *a, char *err, size_t errlen)
         if (nf == 0 || f[0][0] == '#') {
             continue;
         }
-        ctl_role role = nf >= 2 ? ctl_role_parse(f[1]) : CTL_ROLE_NONE;
-        if (nf != 3 || role == CTL_ROLE_NONE || strlen(f[0]) < 16) {
+        util_role role = nf >= 2 ? util_role_parse(f[1]) : UTIL_ROLE_NONE;
+        if (nf != 3 || role == UTIL_ROLE_NONE || strlen(f[0]) < 16) {
             snprintf(err, errlen,
                      "%s:%u: want 'TOKEN ROLE NAME' with a token of 16 characters or more and "
                      "a role of reader, agent, prober, operator or admin",
@@ -83,7 +82,7 @@ int ctl_auth_load(const char *path, ctl_auth *a, char *err, size_t errlen)
         }
         a->tokens = util_xrealloc(a->tokens, (a->n + 1) * sizeof(*a->tokens));
         a->tokens[a->n++] =
-            (ctl_token){.token = util_xstrdup(f[0]), .role = role, .name = util_xstrdup(f[2])};
+            (util_token){.token = util_xstrdup(f[0]), .role = role, .name = util_xstrdup(f[2])};
     }
     free(data);
     if (rv == 0 && a->n == 0) {
@@ -91,7 +90,7 @@ int ctl_auth_load(const char *path, ctl_auth *a, char *err, size_t errlen)
         rv = -EINVAL;
     }
     if (rv != 0) {
-        ctl_auth_free(a);
+        util_auth_free(a);
     }
     return rv;
 }
@@ -108,9 +107,9 @@ static int ct_equal(const char *a, const char *b)
     return diff == 0;
 }
 
-const ctl_token *ctl_auth_find(const ctl_auth *a, const char *bearer)
+const util_token *util_auth_find(const util_auth *a, const char *bearer)
 {
-    const ctl_token *found = NULL;
+    const util_token *found = NULL;
     if (!bearer) {
         return NULL;
     }

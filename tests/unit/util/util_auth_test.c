@@ -9,19 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl_test.h"
-#include "ctl_auth.h"
+#include "util_test.h"
+#include "util.h"
 
 static char dir[256];
 
 static void setup_once(void)
 {
-    ctl_test_mkdtemp(dir, sizeof(dir), "ctl_auth");
+    util_test_mkdtemp(dir, sizeof(dir), "util_auth");
 }
 
 static void teardown_once(void)
 {
-    ctl_test_rmdir(dir);
+    util_test_rmdir(dir);
 }
 
 /* Writes |text| to a file of the test's directory; its path into |path|. */
@@ -48,29 +48,29 @@ static void write_file(const char *name, const char *text, char *path, size_t pa
 
 /* Every role parses, in file order, with its name; comments, blank lines, tabs and a CRLF
  * line are no tokens; the last line needs no newline. */
-START_TEST(test_ctl_auth_load)
+START_TEST(test_util_auth_load)
 {
     char path[512], err[512] = "";
     write_file("good", GOOD, path, sizeof(path));
-    ctl_auth a;
-    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    util_auth a;
+    ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
     static const struct {
         const char *token;
-        ctl_role role;
+        util_role role;
         const char *name;
-    } want[] = {{"rd-0123456789abcdef", CTL_ROLE_READER, "grafana"},
-                {"ag-0123456789abcdef", CTL_ROLE_AGENT, "h3"},
-                {"pr-0123456789abcdef", CTL_ROLE_PROBER, "probe-1"},
-                {"op-0123456789abcdef", CTL_ROLE_OPERATOR, "olga"},
-                {"ad-0123456789abcdef", CTL_ROLE_ADMIN, "ada"}};
+    } want[] = {{"rd-0123456789abcdef", UTIL_ROLE_READER, "grafana"},
+                {"ag-0123456789abcdef", UTIL_ROLE_AGENT, "h3"},
+                {"pr-0123456789abcdef", UTIL_ROLE_PROBER, "probe-1"},
+                {"op-0123456789abcdef", UTIL_ROLE_OPERATOR, "olga"},
+                {"ad-0123456789abcdef", UTIL_ROLE_ADMIN, "ada"}};
     ck_assert_uint_eq(a.n, 5);
     for (size_t i = 0; i < 5; i++) {
         ck_assert_str_eq(a.tokens[i].token, want[i].token);
         ck_assert_int_eq(a.tokens[i].role, want[i].role);
         ck_assert_str_eq(a.tokens[i].name, want[i].name);
-        ck_assert_ptr_eq(ctl_auth_find(&a, want[i].token), &a.tokens[i]);
+        ck_assert_ptr_eq(util_auth_find(&a, want[i].token), &a.tokens[i]);
     }
-    ctl_auth_free(&a);
+    util_auth_free(&a);
     ck_assert_uint_eq(a.n, 0);
     ck_assert_ptr_null(a.tokens);
 }
@@ -78,26 +78,26 @@ END_TEST
 
 /* Role names both ways, ordered reader < agent < prober < operator < admin; only the exact
  * lower-case names parse ("none" is no role one can be given). */
-START_TEST(test_ctl_auth_roles)
+START_TEST(test_util_auth_roles)
 {
     static const char *const names[] = {"none", "reader", "agent", "prober", "operator", "admin"};
-    for (int r = CTL_ROLE_NONE; r <= CTL_ROLE_ADMIN; r++) {
-        ck_assert_str_eq(ctl_role_name((ctl_role)r), names[r]);
-        ck_assert_int_eq(ctl_role_parse(names[r]), r == CTL_ROLE_NONE ? CTL_ROLE_NONE : r);
+    for (int r = UTIL_ROLE_NONE; r <= UTIL_ROLE_ADMIN; r++) {
+        ck_assert_str_eq(util_role_name((util_role)r), names[r]);
+        ck_assert_int_eq(util_role_parse(names[r]), r == UTIL_ROLE_NONE ? UTIL_ROLE_NONE : r);
     }
-    ck_assert(CTL_ROLE_READER < CTL_ROLE_AGENT && CTL_ROLE_AGENT < CTL_ROLE_PROBER &&
-              CTL_ROLE_PROBER < CTL_ROLE_OPERATOR && CTL_ROLE_OPERATOR < CTL_ROLE_ADMIN);
-    ck_assert_int_eq(ctl_role_parse("Admin"), CTL_ROLE_NONE);
-    ck_assert_int_eq(ctl_role_parse("admin "), CTL_ROLE_NONE);
-    ck_assert_int_eq(ctl_role_parse(""), CTL_ROLE_NONE);
-    ck_assert_str_eq(ctl_role_name((ctl_role)42), "none");
+    ck_assert(UTIL_ROLE_READER < UTIL_ROLE_AGENT && UTIL_ROLE_AGENT < UTIL_ROLE_PROBER &&
+              UTIL_ROLE_PROBER < UTIL_ROLE_OPERATOR && UTIL_ROLE_OPERATOR < UTIL_ROLE_ADMIN);
+    ck_assert_int_eq(util_role_parse("Admin"), UTIL_ROLE_NONE);
+    ck_assert_int_eq(util_role_parse("admin "), UTIL_ROLE_NONE);
+    ck_assert_int_eq(util_role_parse(""), UTIL_ROLE_NONE);
+    ck_assert_str_eq(util_role_name((util_role)42), "none");
 }
 END_TEST
 
 /* A bad line refuses the whole file with "FILE:LINE:" and no tokens loaded: an unknown role,
  * a missing name, a fourth field, a token under 16 characters, a token given twice (the
  * message names its first owner). 16 characters is enough. */
-START_TEST(test_ctl_auth_bad_lines)
+START_TEST(test_util_auth_bad_lines)
 {
     static const struct {
         const char *text;
@@ -115,8 +115,8 @@ START_TEST(test_ctl_auth_bad_lines)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[512], err[512] = "", prefix[600];
         write_file("bad", bad[i].text, path, sizeof(path));
-        ctl_auth a = {NULL, 0};
-        int rv = ctl_auth_load(path, &a, err, sizeof(err));
+        util_auth a = {NULL, 0};
+        int rv = util_auth_load(path, &a, err, sizeof(err));
         ck_assert_msg(rv == -EINVAL, "case %zu: %d", i, rv);
         snprintf(prefix, sizeof(prefix), "%s:%u: ", path, bad[i].line);
         ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "case %zu: '%s', want '%s...'", i,
@@ -128,20 +128,20 @@ START_TEST(test_ctl_auth_bad_lines)
     }
     char path[512], err[512] = "";
     write_file("sixteen", "0123456789abcdef reader rita\n", path, sizeof(path));
-    ctl_auth a;
-    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    util_auth a;
+    ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(a.n, 1);
-    ctl_auth_free(&a);
+    util_auth_free(&a);
 }
 END_TEST
 
 /* The line in "FILE:LINE:" is the line of the file an editor shows, blank lines counted. */
-START_TEST(test_ctl_auth_line_counts_blank_lines)
+START_TEST(test_util_auth_line_counts_blank_lines)
 {
     char path[512], err[512] = "", prefix[600];
     write_file("blank", "rd-0123456789abcdef reader rita\n\n\nbad line\n", path, sizeof(path));
-    ctl_auth a;
-    ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -EINVAL);
+    util_auth a;
+    ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -EINVAL);
     snprintf(prefix, sizeof(prefix), "%s:4: ", path);
     ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "'%s', want '%s...'", err, prefix);
 }
@@ -149,37 +149,37 @@ END_TEST
 
 /* A file with no token (empty, or only comments and blank lines) is refused: a controller
  * nobody can use is a mistake; so is a file that is not there. */
-START_TEST(test_ctl_auth_empty)
+START_TEST(test_util_auth_empty)
 {
     static const char *const texts[] = {"", "\n\n", "# only\n   # comments\n\t\n"};
     for (size_t i = 0; i < 3; i++) {
         char path[512], err[512] = "";
         write_file("empty", texts[i], path, sizeof(path));
-        ctl_auth a;
-        ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -EINVAL);
+        util_auth a;
+        ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -EINVAL);
         ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, "no token"), "'%s'",
                       err);
         ck_assert_uint_eq(a.n, 0);
     }
     char path[512], err[512] = "";
     snprintf(path, sizeof(path), "%s/missing", dir);
-    ctl_auth a;
-    ck_assert_int_eq(ctl_auth_load(path, &a, err, sizeof(err)), -ENOENT);
+    util_auth a;
+    ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -ENOENT);
     ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "'%s'", err);
 }
 END_TEST
 
 /* Only the exact, whole token is found: not a prefix, not the token with more after it, not
  * another case, not the empty string, not NULL. */
-START_TEST(test_ctl_auth_find_exact)
+START_TEST(test_util_auth_find_exact)
 {
     char path[512], err[512] = "";
     write_file("find", GOOD, path, sizeof(path));
-    ctl_auth a;
-    ck_assert_msg(ctl_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
-    const ctl_token *t = ctl_auth_find(&a, "op-0123456789abcdef");
+    util_auth a;
+    ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    const util_token *t = util_auth_find(&a, "op-0123456789abcdef");
     ck_assert_ptr_nonnull(t);
-    ck_assert_int_eq(t->role, CTL_ROLE_OPERATOR);
+    ck_assert_int_eq(t->role, UTIL_ROLE_OPERATOR);
     ck_assert_str_eq(t->name, "olga");
     static const char *const misses[] = {"op-0123456789abcde",
                                          "op-0123456789abcdef0",
@@ -192,26 +192,26 @@ START_TEST(test_ctl_auth_find_exact)
                                          "operator",
                                          "op-0123456789abcdefad-0123456789abcdef"};
     for (size_t i = 0; i < sizeof(misses) / sizeof(misses[0]); i++) {
-        ck_assert_msg(ctl_auth_find(&a, misses[i]) == NULL, "'%s' found", misses[i]);
+        ck_assert_msg(util_auth_find(&a, misses[i]) == NULL, "'%s' found", misses[i]);
     }
-    ck_assert_ptr_null(ctl_auth_find(&a, NULL));
-    ctl_auth_free(&a);
-    ctl_auth none = {NULL, 0};
-    ck_assert_ptr_null(ctl_auth_find(&none, "op-0123456789abcdef"));
+    ck_assert_ptr_null(util_auth_find(&a, NULL));
+    util_auth_free(&a);
+    util_auth none = {NULL, 0};
+    ck_assert_ptr_null(util_auth_find(&none, "op-0123456789abcdef"));
 }
 END_TEST
 
-Suite *ctl_auth_suite(void)
+Suite *util_auth_suite(void)
 {
     Suite *s = suite_create("auth");
     TCase *tc = tcase_create("auth");
     tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
-    tcase_add_test(tc, test_ctl_auth_load);
-    tcase_add_test(tc, test_ctl_auth_roles);
-    tcase_add_test(tc, test_ctl_auth_bad_lines);
-    tcase_add_test(tc, test_ctl_auth_line_counts_blank_lines);
-    tcase_add_test(tc, test_ctl_auth_empty);
-    tcase_add_test(tc, test_ctl_auth_find_exact);
+    tcase_add_test(tc, test_util_auth_load);
+    tcase_add_test(tc, test_util_auth_roles);
+    tcase_add_test(tc, test_util_auth_bad_lines);
+    tcase_add_test(tc, test_util_auth_line_counts_blank_lines);
+    tcase_add_test(tc, test_util_auth_empty);
+    tcase_add_test(tc, test_util_auth_find_exact);
     suite_add_tcase(s, tc);
     return s;
 }
