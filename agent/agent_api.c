@@ -245,6 +245,11 @@ static void ring_op(api_conn *c, const char *op, json_object *req)
         } else {
             c->running = true;
         }
+    } else if (strcmp(op, "ring_stop") == 0) {
+        /* the run's result is the answer */
+        if (agent_ring_stop(c->ring) != 0) {
+            reply_error(c, "the ring is not running");
+        }
     } else if (strcmp(op, "stats") == 0) {
         reply(c, agent_ring_stats(c->ring));
     } else {

@@ -47,7 +47,8 @@ static void usage(FILE *f)
         "  ring: one rank of a ring all-reduce (float32 sum of SIZE bytes, default 4 MiB)\n"
         "  over the hosts' setup addresses in order, run on every host; the rank is this\n"
         "  host's place in the list (found among its addresses, or --rank); every element\n"
-        "  of every result is checked; --progress prints a JSON line every MS ms.\n"
+        "  of every result is checked; --progress prints a JSON line every MS ms;\n"
+        "  SIGINT or SIGTERM ends the run early, with its result.\n"
         "  status prints the local agent's state and counters, evs every EV\n"
         "  of its QPs with its path and state.\n",
         PERF_PORT, AGENT_API_DEFAULT);
@@ -266,6 +267,19 @@ static int swap(FILE *nf, FILE *pf, json_object *to_next, json_object *to_prev, 
     return *pfrom_prev ? 0 : -EIO;
 }
 
+/* The agent connection of a running ring: SIGINT or SIGTERM asks the agent to end the run
+ * there, and its result is printed as at the end of --duration. */
+static volatile sig_atomic_t ring_fd = -1;
+
+static void on_stop_signal(int sig)
+{
+    static const char stop[] = "{\"op\":\"ring_stop\"}\n";
+    (void)sig;
+    if (ring_fd >= 0 && write(ring_fd, stop, sizeof(stop) - 1) < 0) {
+        _exit(1);
+    }
+}
+
 static int ring(const perf_opts *po)
 {
     char *list = util_xstrdup(po->hosts), *save = NULL, *hosts[128], err[256];
@@ -356,6 +370,10 @@ static int ring(const perf_opts *po)
     if (!(res = ask(fd, run))) {
         goto out;
     }
+    ring_fd = fd;
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     while (field(res, "progress")) {
         printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
         fflush(stdout);
@@ -381,6 +399,7 @@ out:
     json_object_put(nq);
     json_object_put(pq);
     json_object_put(res);
+    ring_fd = -1;
     if (nf) {
         fclose(nf);
     }

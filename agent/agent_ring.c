@@ -295,6 +295,15 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+int agent_ring_stop(agent_ring *r)
+{
+    if (!r->running) {
+        return -EINVAL;
+    }
+    finish(r, agent_now());
+    return 0;
+}
+
 int agent_ring_new(agent_node *node, uint32_t prev, uint32_t next, const agent_ring_cfg *cfg,
                    agent_ring **pring, char *err, size_t errlen)
 {

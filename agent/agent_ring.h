@@ -35,5 +35,7 @@ typedef void (*agent_ring_fn)(void *user, json_object *o);
 int agent_ring_run(agent_ring *ring, uint64_t duration_ns, uint64_t iters, uint64_t every_ns,
                    agent_ring_fn progress, agent_ring_fn done, void *user);
 json_object *agent_ring_stats(const agent_ring *ring);
+/* Ends a run now, as its deadline would: |done| gets the result. -EINVAL if not running. */
+int agent_ring_stop(agent_ring *ring);
 
 #endif

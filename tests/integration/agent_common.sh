@@ -2,7 +2,7 @@
 # What the lab's integration tests share; sourced after they set bin, root and topo.
 # shellcheck shell=bash
 
-lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" "$@"; }
+lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" -d "$work/lab" "$@"; }
 nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
 # a process in host $1's namespace, in the background: $! is the process itself (a function
 # put in the background would be a subshell, and killing that leaves its child running)
@@ -36,7 +36,7 @@ lab_test_cleanup() {
     local p
     for p in "${pids[@]}" $ctl_pid; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    "$root/deploy/lab/lab.sh" -p "$prefix" down
+    lab down
     rm -rf "$work"
 }
 

@@ -13,7 +13,7 @@ topo=${2:-$root/deploy/topologies/lab.json}
 source "$root/tests/integration/agent_common.sh"
 lab_test ac
 
-lab up >/dev/null
+lab up --fabric-only >/dev/null
 port=$((20000 + $$ % 20000))
 croot=$(lab addr root)
 url="http://[$croot]:$port"

@@ -11,7 +11,7 @@ topo=${2:-$root/deploy/topologies/lab.json}
 source "$root/tests/integration/agent_common.sh"
 lab_test ag
 
-lab up >/dev/null
+lab up --fabric-only >/dev/null
 agent() {
     bgx "$1" "$bin/mrc-agent" --topology "$topo" --host "$1" >"$work/agent-$1.log" 2>&1
     pids+=($!)

@@ -17,7 +17,7 @@ left() { ip netns list | awk '{print $1}' | grep -c "^$1-" || true; }
 trap 'lab down' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 
-lab up
+lab up --fabric-only
 echo "PASS: lab up ($(left "$prefix") namespaces)"
 
 # a second install changes nothing
@@ -70,7 +70,7 @@ echo "PASS: a flapping cable goes down and up until healed, then every EV arrive
 set -m
 for sig in INT TERM; do
     p2="${prefix}i"
-    "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$p2" up >/dev/null 2>&1 &
+    "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$p2" up --fabric-only >/dev/null 2>&1 &
     pid=$!
     sleep 0.3
     kill -"$sig" "$pid" 2>/dev/null || true

@@ -17,7 +17,7 @@ topo=${2:-$root/deploy/topologies/lab.json}
 source "$root/tests/integration/agent_common.sh"
 lab_test pl
 
-lab up >/dev/null
+lab up --fabric-only >/dev/null
 croot=$(lab addr root)
 port=$((20000 + $$ % 20000))
 lport=$((port + 1))

@@ -15,7 +15,7 @@ topo=${2:-$root/deploy/topologies/lab.json}
 source "$root/tests/integration/agent_common.sh"
 lab_test pn
 
-lab up >/dev/null
+lab up --fabric-only >/dev/null
 hosts=$("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}')
 window_ms=500
 for h in $hosts; do
