@@ -144,10 +144,13 @@ struct probe_infer {
     size_t nvs, capvs;
     uint32_t *scratch;
     size_t capscratch;
+    uint64_t *lanes; /* a device's loss per cable (refine) */
+    size_t caplanes;
     uint32_t stamp;
     uint32_t evalno;
-    size_t killed; /* candidates the walks took below 2 lost probes since the last purge */
-    double p0[32]; /* background loss per probe, per plane */
+    size_t killed;        /* candidates the walks took below 2 lost probes since the last purge */
+    double p0[32];        /* background loss per probe, per plane */
+    const uint64_t *hcnt; /* the current horizon's counts (horizon.cnt), for the heap's ties */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -358,6 +361,7 @@ void probe_infer_free(probe_infer *inf)
         }
         free(inf->vs);
         free(inf->scratch);
+        free(inf->lanes);
         free(inf);
     }
 }
@@ -894,11 +898,35 @@ static double p0_of(const probe_infer *inf, uint32_t key)
     return inf->p0[key >> 24 & 31];
 }
 
-/* Whether (|g|, |key|) comes before |e| in the heap: ties go to the lower key, so that the
- * greedy's order does not depend on the numbering of the entries. */
-static int heap_before(double g, uint32_t key, const heap_ent *e)
+/* The lost probes over the current horizon of entry |idx|, with a link's reverse direction's
+ * (the cable's) for a link. */
+static uint64_t tie_count(const probe_infer *inf, uint32_t idx, uint32_t key)
 {
-    return g > e->g || (g == e->g && key < e->key);
+    uint64_t n = inf->hcnt[idx];
+    if (key >> 29 <= PROBE_COMP_T1_T0) {
+        uint32_t r = ent_find(inf, key ^ 1u << 29);
+        n += r != NONE ? inf->hcnt[r] : 0;
+    }
+    return n;
+}
+
+/* Whether |a| comes before |b| of the same gain in the heap. Equal unexplained counts of a class
+ * go first to the larger count over the horizon, a link's cable's (both directions): the two
+ * directions of a lossy cable share its T1 bounces, and once one direction has explained them
+ * the other is left with the cross probes it lost, which can all come from one T0, whose clean
+ * uplink then holds just as many; the cable that lost the bounces too is the likelier. Then to
+ * the lower key, so that the greedy's order does not depend on the numbering of the entries. */
+static __attribute__((noinline)) int heap_tie(const probe_infer *inf, const heap_ent *a,
+                                              const heap_ent *b)
+{
+    uint64_t x = tie_count(inf, a->idx, a->key), y = tie_count(inf, b->idx, b->key);
+    return x != y ? x > y : a->key < b->key;
+}
+
+/* Whether |a| comes before |b| in the heap: the larger gain first. */
+static inline int heap_before(const probe_infer *inf, const heap_ent *a, const heap_ent *b)
+{
+    return a->g != b->g ? a->g > b->g : heap_tie(inf, a, b);
 }
 
 static int heap_push(probe_infer *inf, double g, uint32_t idx)
@@ -906,12 +934,12 @@ static int heap_push(probe_infer *inf, double g, uint32_t idx)
     int rv = grow((void **)&inf->heap, &inf->capheap, inf->nheap + 1, sizeof(*inf->heap));
     if (rv == 0) {
         size_t i = inf->nheap++;
-        uint32_t key = inf->keys[idx];
-        while (i > 0 && heap_before(g, key, &inf->heap[(i - 1) / 2])) {
+        heap_ent e = {g, idx, inf->keys[idx]};
+        while (i > 0 && heap_before(inf, &e, &inf->heap[(i - 1) / 2])) {
             inf->heap[i] = inf->heap[(i - 1) / 2];
             i = (i - 1) / 2;
         }
-        inf->heap[i] = (heap_ent){g, idx, key};
+        inf->heap[i] = e;
     }
     return rv;
 }
@@ -924,10 +952,10 @@ static void heap_down(probe_infer *inf, size_t i, size_t n, heap_ent last)
         if (c >= n) {
             break;
         }
-        if (c + 1 < n && heap_before(inf->heap[c + 1].g, inf->heap[c + 1].key, &inf->heap[c])) {
+        if (c + 1 < n && heap_before(inf, &inf->heap[c + 1], &inf->heap[c])) {
             c++;
         }
-        if (!heap_before(inf->heap[c].g, inf->heap[c].key, &last)) {
+        if (!heap_before(inf, &inf->heap[c], &last)) {
             break;
         }
         inf->heap[i] = inf->heap[c];
@@ -1151,22 +1179,92 @@ static int link_under(const probe_infer_cfg *c, uint32_t dk, uint32_t lk)
     }
 }
 
+/* The cables of device or optic group |dk|, a cable being both directions of one link under
+ * it: a T0's to each port and each T1, a T1's to each T0, an optic group's lanes. */
+static unsigned cable_count(const probe_infer_cfg *c, uint32_t dk)
+{
+    switch (dk >> 29) {
+    case PROBE_COMP_T0:
+        return c->nports + c->nt1;
+    case PROBE_COMP_T1:
+        return c->nt0;
+    default:
+        return c->optic_group;
+    }
+}
+
+/* The cable of |dk| (below cable_count()) that record link |l| (packed as rec.links, on the
+ * plane of |dk|) lies on, or NONE if it is not under |dk|. */
+static uint32_t cable_of(const probe_infer_cfg *c, uint32_t dk, uint32_t l)
+{
+    uint32_t dir = l >> 24, t0 = l >> 12 & 4095, o = l & 4095, dt0 = dk >> 12 & 4095;
+    int up = dir == PROBE_T0_T1 || dir == PROBE_T1_T0;
+    switch (dk >> 29) {
+    case PROBE_COMP_T0:
+        return t0 != dt0 ? NONE : up ? c->nports + o : o;
+    case PROBE_COMP_T1:
+        return up && o == (dk & 4095) ? t0 : NONE;
+    default:
+        return up && t0 == dt0 && o / c->optic_group == (dk & 4095) ? o % c->optic_group : NONE;
+    }
+}
+
+/* Distinct probes per window over cable |cable| of |dk|: an uplink's two directions with its
+ * T1 bounces counted once (an optic lane); a port's likewise, less its T1 bounces (its T0
+ * bounces, a few percent, are counted twice, which leaves the rest of the device a little
+ * less than its share). */
+static double cable_n(const probe_infer_cfg *c, uint32_t dk, unsigned cable)
+{
+    double lane = c->n_optic / c->optic_group;
+    if (dk >> 29 == PROBE_COMP_T0 && cable < c->nports) {
+        return 2 * c->n_nic - (2 * c->n_up - lane) * c->nt1 / c->nports;
+    }
+    return lane;
+}
+
 /*
- * Device or optic group |idx| is the strongest candidate: decide by penalised likelihood
- * whether it, or the best sparse set of links under it, explains its lost probes better. Each
- * unexplained record is given to its most lossy candidate (highest unexplained loss rate) other
- * than the device, and counts for the links only when that candidate is a link under the
- * device (one pass, so no probe counts twice): a record lost to a blackholed host link that
- * merely passes through the device belongs to that host link, not to the device's link on its
- * path, which would otherwise be selected here on borrowed evidence. Each link pays tau as the
- * device does. Sets |*plinks| when the links won (and selects them).
+ * Device or optic group |idx| is the strongest candidate. Its loss must be its own, spread over
+ * its cables (cable_count()): without the records of its most lossy cable it must still score
+ * tau against the background (exclusive evidence, as in the backward prune of localization.md
+ * 6.4 step 4), or it is dropped (sets |*pdrop|) and the loss is left to the links of that
+ * cable, which stay candidates. A device or cage fault loses on all its cables; the loss of one
+ * cable, one way or both, is that cable's: pooled in its optic group (or T0, or T1) it
+ * outscores each direction of the cable at short horizons, or against a background the loss
+ * itself lifts, and would name the healthy cables beside it too.
+ *
+ * Then, if |decide|, decide by penalised likelihood whether it, or the best sparse set of links
+ * under it, explains its lost probes better. Each unexplained record is given to its most lossy
+ * candidate (highest unexplained loss rate) other than the device, and counts for the links
+ * only when that candidate is a link under the device (one pass, so no probe counts twice): a
+ * record lost to a blackholed host link that merely passes through the device belongs to that
+ * host link, not to the device's link on its path, which would otherwise be selected here on
+ * borrowed evidence. Each link pays tau as the device does. Sets |*plinks| when the links won
+ * (and selects them).
  */
-static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks)
+static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int decide, int *pdrop,
+                  int *plinks)
 {
     int rv = 0;
     size_t nt = 0;
     uint32_t dk = inf->ents[idx].key;
+    unsigned ncab = cable_count(&inf->cfg, dk);
+    uint64_t all = 0;
+    double n1 = comp_n(&inf->cfg, dk);
+    *pdrop = 0;
     *plinks = 0;
+    /* a device that keeps tau even if its biggest cable lost every probe over it (a dead
+     * switch) is spread for sure: its cables need no counting */
+    double c0 = cable_n(&inf->cfg, dk, 0), c1 = cable_n(&inf->cfg, dk, ncab - 1);
+    double most = inf->hot[idx].work - fmax(c0, c1) * hz->sum, cmin = fmin(c0, c1);
+    int count =
+        ncab > 1 && !(most > 0 && llr(most, (n1 - cmin) * hz->sum, p0_of(inf, dk)) >= inf->cfg.tau);
+    if (count) {
+        rv = grow((void **)&inf->lanes, &inf->caplanes, ncab, sizeof(*inf->lanes));
+        if (rv != 0) {
+            goto out;
+        }
+        memset(inf->lanes, 0, ncab * sizeof(*inf->lanes));
+    }
     for (unsigned i = 0; i < hz->len; i++) {
         slot *s = hz->s[i];
         if (!s) {
@@ -1174,21 +1272,37 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
         }
         for (size_t o = occ_first(s, idx); o < s->nocc && s->occ[o] >> 32 == idx; o++) {
             uint32_t r = (uint32_t)s->occ[o], best = NONE;
+            uint32_t seen[6];
+            unsigned nseen = 0;
             if (s->lvl[r] < hz->thin) {
                 break;
             }
             if (s->expl[r] == inf->stamp) {
                 continue;
             }
+            all += s->rl[r];
+            /* the record's cables of the device, each counted once (from the record's links,
+             * which are at hand, where its components' keys are scattered) */
+            const rec *p = &s->recs[r];
+            for (unsigned x = 0; x < p->nlinks && count; x++) {
+                uint32_t cab = cable_of(&inf->cfg, dk, p->links[x]), m = 0;
+                while (cab != NONE && m < nseen && seen[m] != cab) {
+                    m++;
+                }
+                if (cab != NONE && m == nseen) {
+                    seen[nseen++] = cab;
+                    inf->lanes[cab] += s->rl[r];
+                }
+            }
             double rbest = 0;
-            for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+            for (uint32_t j = s->roff[r]; j < s->roff[r + 1] && decide; j++) {
                 uint32_t c = s->rc[j];
                 if (c == idx || !(inf->cand[c >> 6] >> (c & 63) & 1)) {
                     continue;
                 }
                 double rate = inf->hot[c].work * inf->inv_n[c];
                 if (rate > rbest) {
-                    best = s->rc[j];
+                    best = c;
                     rbest = rate;
                 }
             }
@@ -1208,12 +1322,24 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int *plinks
             b->alt += s->rl[r];
         }
     }
+    if (count) {
+        unsigned worst = 0;
+        for (unsigned l = 1; l < ncab; l++) {
+            worst = inf->lanes[l] > inf->lanes[worst] ? l : worst;
+        }
+        double n = (n1 - cable_n(&inf->cfg, dk, worst)) * hz->sum;
+        double left = (double)(all - inf->lanes[worst]);
+        *pdrop = !(n > 0 && llr(left, n, p0_of(inf, dk)) >= inf->cfg.tau);
+    }
     double links = 0;
     size_t npass = 0;
     for (size_t i = 0; i < nt; i++) {
         comp_ent *e = &inf->ents[inf->scratch[i]];
-        double g = llr((double)e->alt, comp_n(&inf->cfg, e->key) * hz->sum, p0_of(inf, e->key));
         e->alt_stamp = 0;
+        if (*pdrop) {
+            continue;
+        }
+        double g = llr((double)e->alt, comp_n(&inf->cfg, e->key) * hz->sum, p0_of(inf, e->key));
         if (g >= inf->cfg.tau) {
             links += g - inf->cfg.tau;
             inf->scratch[npass++] = inf->scratch[i];
@@ -1241,6 +1367,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
     inf->stamp++;
     inf->nheap = 0;
     inf->killed = 0;
+    inf->hcnt = hz->cnt;
     for (unsigned p = 0; p < inf->cfg.planes; p++) {
         p0min = inf->p0[p] < p0min ? inf->p0[p] : p0min;
     }
@@ -1310,8 +1437,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         if (g < inf->cfg.tau) {
             continue;
         }
-        if (inf->nheap > 0 &&
-            heap_before(inf->heap[0].g, inf->heap[0].key, &(heap_ent){g, top.idx, key})) {
+        if (inf->nheap > 0 && heap_before(inf, &inf->heap[0], &(heap_ent){g, top.idx, key})) {
             /* lazy: its count fell since it was pushed; try it again in order */
             rv = heap_push(inf, g, top.idx);
             if (rv != 0) {
@@ -1326,14 +1452,19 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
             continue;
         }
         /* a device that beat its links at a shorter horizon of this evaluation keeps the
-         * verdict at longer ones (more data only widens the device's penalty margin) */
+         * verdict at longer ones (more data only widens the device's penalty margin); one
+         * whose links won in this horizon is popped again with what they left, which must
+         * still be spread over its cables */
         comp_ent *e = &inf->ents[top.idx];
-        if (key >> 29 >= PROBE_COMP_T0 && e->refined != inf->stamp && e->dev_won != inf->evalno) {
-            int links;
+        if (key >> 29 >= PROBE_COMP_T0 && e->dev_won != inf->evalno) {
+            int links, drop, decide = e->refined != inf->stamp;
             e->refined = inf->stamp;
-            rv = refine(inf, hz, top.idx, &links);
+            rv = refine(inf, hz, top.idx, decide, &drop, &links);
             if (rv != 0) {
                 goto out;
+            }
+            if (drop) {
+                continue;
             }
             if (links) {
                 g = llr((double)c->work, n, p0_of(inf, key));
@@ -1345,7 +1476,9 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
                 }
                 continue;
             }
-            e->dev_won = inf->evalno;
+            if (decide) {
+                e->dev_won = inf->evalno;
+            }
         }
         rv = select_comp(inf, hz, top.idx);
         if (rv != 0) {
@@ -1366,8 +1499,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * The background loss per probe of each plane: the median per-T1 loss of that plane over the
- * longest horizon (most T1s are healthy), floored. Planes are estimated apart: their
+ * The background loss per probe of each plane: the (lower) median per-T1 loss of that plane
+ * over the longest horizon (most T1s are healthy), floored. Planes are estimated apart: their
  * backgrounds differ, and a plane whose losses are not fed to this state must not pull the
  * others' median to zero. A failing T0, host link or optic group is not confined to one T1: it
  * lifts every T1 of its plane alike, which no median removes, so the share the previous
@@ -1414,7 +1547,9 @@ static int estimate_p0(probe_infer *inf, const horizon *hz)
             continue;
         }
         qsort(rate, nt1, sizeof(*rate), cmp_double);
-        double q = (rate[nt1 / 2] - off[p] * hz->sum0) / probes;
+        /* the lower median: of two T1s (the lab) the upper one is the T1 of a lossy uplink,
+         * whose loss would become the background and its verdict "healed" while it loses */
+        double q = (rate[(nt1 - 1) / 2] - off[p] * hz->sum0) / probes;
         if (q > inf->p0[p]) {
             inf->p0[p] = q;
         }
