@@ -355,8 +355,9 @@ static void deny(probe_localize *loc, action *a, uint64_t now)
     a->hold_ns = loc->cfg.hold_ns << (a->flaps < 16 ? a->flaps : 16);
     a->hold_ns = a->hold_ns < loc->cfg.hold_max_ns ? a->hold_ns : loc->cfg.hold_max_ns;
     snprintf(reason, sizeof(reason),
-             "prober: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %u s, LLR %.0f)",
-             name, a->v.loss * 100, a->v.lost, a->v.sent, a->v.horizon, a->v.llr);
+             "prober: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %.3g s, LLR %.0f)",
+             name, a->v.loss * 100, a->v.lost, a->v.sent,
+             (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, a->v.llr);
     util_log(UTIL_LOG_NOTICE, "verdict: %s (hold %.0f s)", reason, (double)a->hold_ns / 1e9);
     a->state = ACT_ADDING;
     a->nids = n;
