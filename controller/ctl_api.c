@@ -741,6 +741,27 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
                                          : ctl_health_switches(c->health, &f, now));
 }
 
+/* GET /api/v1/whoami: the token's holder and role, for a client to show only what it may do
+ * (every change is still checked against the role). */
+static void get_whoami(const ctl_req *q, ctl_resp *r)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(q->who->name));
+    json_object_object_add(j, "role", json_object_new_string(util_role_name(q->who->role)));
+    send_json(r, 200, j);
+}
+
+/* GET /api/v1/probers: every prober token with its last request, so that a localizer that has
+ * nothing to change still shows alive (it sends a heartbeat). */
+static void get_probers(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    if (!c->seen) {
+        ctl_api_problem(r, 503, q->path, "this controller keeps no record of its tokens' use");
+        return;
+    }
+    send_json(r, 200, ctl_seen_list(c->seen, UTIL_ROLE_PROBER));
+}
+
 static void get_hosts(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 {
     uint64_t offset, limit;
@@ -814,6 +835,7 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     if (!allowed(q, r, UTIL_ROLE_READER)) {
         return;
     }
+    ctl_seen_note(c->seen, q->who, ctl_now_ms());
     const char *rest = p + sizeof(PREFIX);
     bool get = strcmp(q->method, "GET") == 0;
     if (strcmp(rest, "denylist") == 0) {
@@ -826,6 +848,10 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         agents(c, q, r);
     } else if (!get) {
         ctl_api_problem(r, 405, p, "%s takes GET only", p);
+    } else if (strcmp(rest, "whoami") == 0) {
+        get_whoami(q, r);
+    } else if (strcmp(rest, "probers") == 0) {
+        get_probers(c, q, r);
     } else if (strcmp(rest, "config") == 0) {
         send_json(r, 200, util_opt_json(c->opts));
     } else if (strcmp(rest, "fabric") == 0) {

@@ -14,6 +14,7 @@
 #include "ctl_blast.h"
 #include "ctl_health.h"
 #include "ctl_profile.h"
+#include "ctl_seen.h"
 #include "ctl_store.h"
 #include "util.h"
 
@@ -34,6 +35,7 @@ typedef struct ctl_ctx {
     ctl_store *store;
     ctl_health *health;
     ctl_agents *agents; /* NULL: the agent resources answer 503 */
+    ctl_seen *seen;     /* each token's last request; NULL: /api/v1/probers answers 503 */
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */

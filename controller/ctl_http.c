@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ctl_http.h"
+#include "ctl_web.h"
 
 #define PUSH_PATH "/api/v1/denylist/version"
 
@@ -70,8 +71,11 @@ static void record(ctl_ctx *ctx, int status, const struct timespec *start)
     atomic_fetch_add(&m->latency_sum_us, us);
 }
 
-static enum MHD_Result send_resp(ctl_http *h, conn *c, struct MHD_Connection *mc,
-                                 ctl_resp *r)
+/* Sends |r| (its body taken). An answer on a dashboard path (|web|) may be cached but must be
+ * checked again each time (the files change under a running controller), is never sniffed
+ * for another type, and carries the page's content security policy. */
+static enum MHD_Result send_any(ctl_http *h, conn *c, struct MHD_Connection *mc, ctl_resp *r,
+                                bool web)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
@@ -80,7 +84,14 @@ static enum MHD_Result send_resp(ctl_http *h, conn *c, struct MHD_Connection *mc
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "Cache-Control", web ? "no-cache" : "no-store");
+    if (web) {
+        MHD_add_response_header(resp, "Content-Security-Policy", CTL_WEB_CSP);
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    }
+    if (web && r->status == 405) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    }
     if (r->status == 401) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     }
@@ -88,6 +99,11 @@ static enum MHD_Result send_resp(ctl_http *h, conn *c, struct MHD_Connection *mc
     MHD_destroy_response(resp);
     record(h->ctx, r->status, &c->start);
     return rv;
+}
+
+static enum MHD_Result send_resp(ctl_http *h, conn *c, struct MHD_Connection *mc, ctl_resp *r)
+{
+    return send_any(h, c, mc, r, false);
 }
 
 static const char *arg_of(void *user, const char *name)
@@ -129,6 +145,7 @@ static enum MHD_Result push(ctl_http *h, conn *c, struct MHD_Connection *mc, con
         ctl_api_problem(&r, 401, q->path, "a valid bearer token is needed");
         return send_resp(h, c, mc, &r);
     }
+    ctl_seen_note(h->ctx->seen, q->who, ctl_now_ms());
     const char *after = arg_of(mc, "after"), *wait = arg_of(mc, "wait");
     char *end = NULL;
     long long a = after ? strtoll(after, &end, 10) : -1;
@@ -209,6 +226,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
             r.body = ctl_metrics_text(h->ctx, &r.len);
         }
         return send_resp(h, c, mc, &r);
+    }
+    if (ctl_web_path(url)) {
+        /* no token: the page holds no data, and every API call it makes needs one */
+        ctl_web_serve(h->cfg.web_dir, method, url, &r);
+        return send_any(h, c, mc, &r, true);
     }
     if (strcmp(url, PUSH_PATH) == 0 && strcmp(method, "GET") == 0) {
         return push(h, c, mc, &q);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The controller's HTTP server (libmicrohttpd): authentication, body limits, the API's
- * handlers, /metrics, and the push channel agents hold open. */
+ * handlers, /metrics, the push channel agents hold open, and the dashboard's files. */
 #ifndef CTL_HTTP_H
 #define CTL_HTTP_H
 
@@ -18,6 +18,7 @@ typedef struct ctl_http_cfg {
     unsigned max_wait_s;     /* longest a push-channel request is held */
     unsigned max_connections;
     const char *cert_pem, *key_pem; /* HTTPS when both are given (the PEM text) */
+    const char *web_dir; /* the dashboard's files, served at / and /ui/; NULL or "": none */
 } ctl_http_cfg;
 
 /* Starts serving |ctx| (its |changed| hook is set to wake the push channel). Returns 0 or a

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,8 +17,13 @@
 #include "ctl_window.h"
 #include "util.h"
 
+/* The dashboard's folder when --web is not given: the source tree's web/ (CMake sets it). */
+#ifndef CTL_WEB_DEFAULT
+#define CTL_WEB_DEFAULT ""
+#endif
+
 static struct {
-    char *topology, *db, *listen, *tokens, *cert, *key, *cc;
+    char *topology, *db, *listen, *tokens, *cert, *key, *cc, *web;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
@@ -41,6 +47,7 @@ static const util_opt opts[] = {
     {"port_gbps", UTIL_OPT_UINT, "100", 1, 1600, &o.port_gbps, "rate of one plane port, Gb/s (NSCC's link rate: x planes)", false},
     {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 1000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns", false},
     {"mtu", UTIL_OPT_UINT, "4096", 256, 9000, &o.mtu, "payload bytes per packet", false},
+    {"web", UTIL_OPT_STR, CTL_WEB_DEFAULT, 0, 0, &o.web, "folder of the dashboard's files, served at / and /ui/ without a token ('': none)", false},
     {"trimming", UTIL_OPT_BOOL, "true", 0, 0, &o.trimming, "switches trim packets instead of dropping them", false},
     {NULL, 0, NULL, 0, 0, NULL, NULL, false},
 };
@@ -77,6 +84,21 @@ static int tls_check(const char *cert, const char *key, char *err, size_t errlen
     BIO_free(kb);
     BIO_free(cb);
     return rv;
+}
+
+/* A dashboard folder that is not there is said at once, but serving goes on: the files are
+ * read per request, so the folder may come later, and the API does not need it. */
+static void web_check(const char *dir)
+{
+    struct stat st;
+    if (!dir || !*dir) {
+        util_log(UTIL_LOG_INFO, "no dashboard (--web is empty)");
+    } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        util_log(UTIL_LOG_WARNING, "the dashboard's folder %s is not a folder here: / and /ui/ "
+                 "answer 404 until it is", dir);
+    } else {
+        util_log(UTIL_LOG_INFO, "the dashboard from %s at / and /ui/", dir);
+    }
 }
 
 static double since(const struct timespec *t0)
@@ -173,6 +195,8 @@ int main(int argc, char **argv)
     ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,
                                      o.trimming};
     ctx->opts = opts;
+    ctx->seen = ctl_seen_new(&auth);
+    web_check(o.web);
     /* as many as CPUs: more only take turns on them, and the turns are the queries' tail */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = o.threads ? (unsigned)o.threads : ncpu > 0 ? (unsigned)ncpu : 2;
@@ -182,7 +206,8 @@ int main(int argc, char **argv)
                        .max_wait_s = (unsigned)o.max_wait,
                        .max_connections = (unsigned)o.max_connections,
                        .cert_pem = cert,
-                       .key_pem = key};
+                       .key_pem = key,
+                       .web_dir = o.web};
     if (ctl_http_start(ctx, &auth, &hc, &http, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_ERR, "%s", err);
         goto out;
@@ -202,6 +227,7 @@ out:
     ctl_window_stop(window);
     ctl_http_stop(http);
     ctl_agents_free(ctx->agents);
+    ctl_seen_free(ctx->seen);
     ctl_store_close(store);
     util_auth_free(&auth);
     ctl_health_free(ctx->health);

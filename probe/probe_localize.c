@@ -17,6 +17,7 @@
 #define LOC_ACTIONS 1024  /* components with denylist entries (in force or on their way) */
 #define LOC_ENTRIES 16    /* entries per component (an optic group's links) */
 #define LOC_TICK_US 100000
+#define LOC_HEARTBEAT_S 5 /* GET /api/v1/whoami: the controller's list of probers sees it alive */
 #define MAX_PLANE 64
 
 typedef struct lwin {
@@ -52,6 +53,9 @@ struct probe_localize {
     probe_verdict *vbuf;
     struct event *tick;
     uint64_t evaluated, reports, posts, deletes, failures;
+    struct event *beat;
+    util_http *beat_req; /* the heartbeat in flight, or NULL */
+    bool beat_failing;   /* said once, until the controller answers again */
 };
 
 static lwin *win_get(probe_localize *loc, uint64_t window, bool open)
@@ -519,6 +523,48 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The heartbeat's answer. A failure is said once (info) and not counted among the
+ * localizer's failures: those are the denylist's, which its status reports. */
+static void on_beat(void *user, util_http_result *res)
+{
+    probe_localize *loc = user;
+    bool ok = res->rv == 0 && res->status == 200;
+    loc->beat_req = NULL;
+    if (ok && loc->beat_failing) {
+        util_log(UTIL_LOG_INFO, "heartbeat: the controller answers again");
+    } else if (!ok && res->rv) {
+        util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO,
+                 "heartbeat to the controller: %s (said once until it answers)", res->err);
+    } else if (!ok) {
+        util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO,
+                 "heartbeat to the controller: HTTP %d (said once until it answers)", res->status);
+    }
+    loc->beat_failing = !ok;
+}
+
+/* Every LOC_HEARTBEAT_S, one authenticated GET to the controller, started like the denylist's
+ * requests (never waited for); one at a time, so a slow controller gets no pile of them. */
+static void heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    probe_localize *loc = arg;
+    char url[512], err[256];
+    (void)fd;
+    (void)what;
+    if (loc->beat_req) {
+        return;
+    }
+    snprintf(url, sizeof(url), "%s/api/v1/whoami", loc->cfg.controller);
+    util_http_opts o = {
+        .bearer = loc->cfg.token, .cafile = loc->cfg.cafile, .timeout_ms = LOC_HEARTBEAT_S * 1000};
+    int rv =
+        util_http_start(loc->cfg.base, url, &o, on_beat, loc, &loc->beat_req, err, sizeof(err));
+    if (rv != 0) {
+        loc->beat_req = NULL;
+        util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO, "heartbeat: %s", err);
+        loc->beat_failing = true;
+    }
+}
+
 int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, char *err,
                        size_t errlen)
 {
@@ -544,6 +590,12 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     loc->tick = event_new(cfg->base, -1, EV_PERSIST, on_tick, loc);
     struct timeval tv = {0, LOC_TICK_US};
     event_add(loc->tick, &tv);
+    if (cfg->controller) {
+        struct timeval btv = {LOC_HEARTBEAT_S, 0};
+        loc->beat = event_new(cfg->base, -1, EV_PERSIST, heartbeat, loc);
+        event_add(loc->beat, &btv);
+        heartbeat(-1, 0, loc); /* at once: alive from the start */
+    }
     *ploc = loc;
     return 0;
 }
@@ -556,6 +608,10 @@ void probe_localize_free(probe_localize *loc)
     if (loc->tick) {
         event_free(loc->tick);
     }
+    if (loc->beat) {
+        event_free(loc->beat);
+    }
+    util_http_cancel(loc->beat_req);
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         free(loc->win[i].reported);
     }

@@ -33,6 +33,10 @@ tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
 TOKENS
 topo=$root/deploy/topologies/lab.json
+# the dashboard's folder of its own (web.sh tests the files; here they need only be there)
+mkdir -p "$tmp/web"
+echo '<!doctype html><title>mrcfab</title>' >"$tmp/web/index.html"
+echo 'export {};' >"$tmp/web/app.js"
 
 starts=0
 start() {
@@ -40,7 +44,8 @@ start() {
     log=$tmp/log.$starts
     : >"$log" # before the controller opens it: the poll below reads it at once
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
-        --listen 127.0.0.1:0 --max_body 4096 --max_wait 5 --floor 0 "$@" 2>"$log" &
+        --listen 127.0.0.1:0 --max_body 4096 --max_wait 5 --floor 0 --web "$tmp/web" "$@" \
+        2>"$log" &
     pid=$!
     port=
     for _ in $(seq 200); do
@@ -220,6 +225,7 @@ while read -r method path; do
     url=${path//\{name\}/p0-t0-0}
     url=${url//\{id\}/$oid}
     url=${url//\{host\}/h3}
+    url=${url//\{path\}/app.js}
     case "$method $path" in
     "get /metrics") s=$(curl -s -o /dev/null -w '%{http_code}' "$base$url") want=200 ;;
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;

@@ -4,6 +4,7 @@
  * response is checked as parsed JSON against the document it must be, problem documents
  * (RFC 9457) member by member, and every rejected change against an untouched store. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+    ctl_seen_free(ctx.seen);
     ctl_store_close(ctx.store);
     util_opt_free(opts);
 }
@@ -172,10 +174,14 @@ static void expect_problem(ctl_resp *r, int status, const char *instance, const 
     static const struct {
         int status;
         const char *title;
-    } titles[] = {{400, "Bad Request"},        {401, "Unauthorized"},
-                  {403, "Forbidden"},          {404, "Not Found"},
-                  {405, "Method Not Allowed"}, {409, "Conflict"},
-                  {422, "Unprocessable Content"}};
+    } titles[] = {{400, "Bad Request"},
+                  {401, "Unauthorized"},
+                  {403, "Forbidden"},
+                  {404, "Not Found"},
+                  {405, "Method Not Allowed"},
+                  {409, "Conflict"},
+                  {422, "Unprocessable Content"},
+                  {503, "Service Unavailable"}};
     const char *title = NULL;
     for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++) {
         title = titles[i].status == status ? titles[i].title : title;
@@ -781,6 +787,9 @@ START_TEST(test_ctl_api_methods_paths)
                 {"POST", "/api/v1/fabric", 405},
                 {"DELETE", "/api/v1/switches", 405},
                 {"PUT", "/api/v1/config", 405},
+                {"POST", "/api/v1/whoami", 405},
+                {"DELETE", "/api/v1/probers", 405},
+                {"GET", "/api/v1/whoami/x", 404},
                 {"GET", "/api/v1/nope", 404},
                 {"GET", "/api/v1/fabric/x", 404},
                 {"GET", "/api/v1", 404},
@@ -953,6 +962,107 @@ START_TEST(test_ctl_api_deny_blast_radius_and_floor)
 }
 END_TEST
 
+/* whoami answers each token's holder and role, as util_role_name names it, and nothing else. */
+START_TEST(test_ctl_api_whoami)
+{
+    static const struct {
+        const util_token *who;
+        const char *golden;
+    } want[] = {{&T_READER, "{\"name\":\"rita\",\"role\":\"reader\"}"},
+                {&T_AGENT, "{\"name\":\"h3\",\"role\":\"agent\"}"},
+                {&T_PROBER, "{\"name\":\"pat\",\"role\":\"prober\"}"},
+                {&T_OPER, "{\"name\":\"olga\",\"role\":\"operator\"}"},
+                {&T_ADMIN, "{\"name\":\"ada\",\"role\":\"admin\"}"}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        ctl_resp r = call("GET", "/api/v1/whoami", NULL, NULL, want[i].who);
+        expect_json(&r, 200, want[i].golden);
+    }
+    ctl_resp r = call("GET", "/api/v1/whoami", NULL, NULL, NULL);
+    expect_problem(&r, 401, "/api/v1/whoami", "bearer token");
+    r = call("POST", "/api/v1/whoami", NULL, "{}", &T_ADMIN);
+    expect_problem(&r, 405, "/api/v1/whoami", "GET only");
+}
+END_TEST
+
+/* The tokens file of the probers' tests: two probers among other roles. */
+static util_token seen_tokens[] = {
+    {(char[]){"reader-0123456789"}, UTIL_ROLE_READER, (char[]){"rita"}},
+    {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER, (char[]){"pat"}},
+    {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}},
+    {(char[]){"prober-9876543210"}, UTIL_ROLE_PROBER, (char[]){"pia"}},
+};
+static const util_auth seen_auth = {seen_tokens, sizeof(seen_tokens) / sizeof(seen_tokens[0])};
+
+/* Every prober token, in the file's order, never seen at first; a request by one (even a
+ * refused one) makes it seen now and counts; a request without a token or by a token not of
+ * the file counts for none. Without the table: 503. */
+START_TEST(test_ctl_api_probers)
+{
+    ctl_resp r = call("GET", "/api/v1/probers", NULL, NULL, &T_READER);
+    expect_problem(&r, 503, "/api/v1/probers", NULL);
+    ctx.seen = ctl_seen_new(&seen_auth);
+    r = call("GET", "/api/v1/probers", NULL, NULL, &seen_tokens[0]);
+    expect_json(&r, 200,
+                "{\"total\":2,\"items\":[{\"name\":\"pat\",\"last_seen\":null,\"requests\":0},"
+                "{\"name\":\"pia\",\"last_seen\":null,\"requests\":0}]}");
+    r = call("GET", "/api/v1/probers", NULL, NULL, NULL);
+    expect_problem(&r, 401, "/api/v1/probers", NULL);
+    r = call("GET", "/api/v1/fabric", NULL, NULL, &T_PROBER); /* the same name, not of the file */
+    free(r.body);
+    int64_t t0 = ctl_now_ms();
+    r = call("GET", "/api/v1/fabric", NULL, NULL, &seen_tokens[1]);
+    free(r.body);
+    r = call("POST", "/api/v1/denylist", (kv[]){{"force", "true"}, {0, 0}},
+             "{\"element\":\"p0-t0-0\",\"reason\":\"r\"}", &seen_tokens[1]);
+    expect_problem(&r, 403, "/api/v1/denylist", "takes operator");
+    int64_t t1 = ctl_now_ms();
+    r = call("GET", "/api/v1/probers", NULL, NULL, &seen_tokens[2]);
+    ck_assert_int_eq(r.status, 200);
+    json_object *j = body_json(&r), *items = member(j, "items");
+    free(r.body);
+    ck_assert_int_eq(json_object_get_int(member(j, "total")), 2);
+    json_object *pat = json_object_array_get_idx(items, 0),
+                *pia = json_object_array_get_idx(items, 1);
+    ck_assert_str_eq(json_object_get_string(member(pat, "name")), "pat");
+    ck_assert_int_eq(json_object_get_int64(member(pat, "requests")), 2);
+    int64_t seen = rfc3339_ms(json_object_get_string(member(pat, "last_seen")));
+    ck_assert_msg(seen >= t0 && seen <= t1, "last seen %lld, not in [%lld, %lld]", (long long)seen,
+                  (long long)t0, (long long)t1);
+    ck_assert_str_eq(json_object_get_string(member(pia, "name")), "pia");
+    ck_assert(json_object_is_type(member(pia, "last_seen"), json_type_null));
+    ck_assert_int_eq(json_object_get_int64(member(pia, "requests")), 0);
+    json_object_put(j);
+}
+END_TEST
+
+/* Notes from many threads at once: none lost, the latest time kept. */
+static void *note_many(void *arg)
+{
+    for (int i = 0; i < 20000; i++) {
+        ctl_seen_note(arg, &seen_tokens[3], 1000 + i);
+    }
+    return NULL;
+}
+
+START_TEST(test_ctl_api_probers_threads)
+{
+    ctl_seen *seen = ctl_seen_new(&seen_auth);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_create(&th[i], NULL, note_many, seen), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+    }
+    json_object *j = ctl_seen_list(seen, UTIL_ROLE_PROBER);
+    json_object *pia = json_object_array_get_idx(member(j, "items"), 1);
+    ck_assert_int_eq(json_object_get_int64(member(pia, "requests")), 80000);
+    ck_assert_int_eq(rfc3339_ms(json_object_get_string(member(pia, "last_seen"))), 1000 + 19999);
+    json_object_put(j);
+    ctl_seen_free(seen);
+}
+END_TEST
+
 Suite *ctl_api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -977,6 +1087,9 @@ Suite *ctl_api_suite(void)
     tcase_add_test(tc, test_ctl_api_config);
     tcase_add_test(tc, test_ctl_api_metrics);
     tcase_add_test(tc, test_ctl_api_deny_blast_radius_and_floor);
+    tcase_add_test(tc, test_ctl_api_whoami);
+    tcase_add_test(tc, test_ctl_api_probers);
+    tcase_add_test(tc, test_ctl_api_probers_threads);
     suite_add_tcase(s, tc);
     return s;
 }
