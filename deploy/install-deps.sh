@@ -14,6 +14,8 @@ packages=(
 # promtool checks /metrics (tests/controller/live.sh); Debian ships it only with the server
 # (a 19 MB download, 96 MB installed), which is kept from running below
 packages+=(prometheus)
+# the dashboard's browser test (tests/web) drives Debian's Chromium
+packages+=(chromium)
 # npm runs the schema validators; a machine that already has Node.js keeps its own
 if ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)

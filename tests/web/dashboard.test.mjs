@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+// The dashboard in Chromium against a live mrc-controller on the lab fabric (started by
+// tests/web/run.sh, which passes MRCFAB_BASE, MRCFAB_TOKENS, MRCFAB_SCREENSHOTS and
+// MRCFAB_CHROMIUM). The agents' reports seeded here make exactly one T0-T1 link bad:
+// p0-t0-2~p0-t1-1, row 2 and column 1 of plane 0's matrix; the matrix must draw it there.
+//
+// Every view must load without a console error or an uncaught exception; the few requests a
+// step makes fail on purpose (a refused token, a refused entry) are allowed by that step only.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.MRCFAB_BASE;
+const SHOTS = process.env.MRCFAB_SCREENSHOTS;
+const tokens = Object.fromEntries(fs.readFileSync(process.env.MRCFAB_TOKENS, 'utf8').split('\n')
+    .filter((l) => l && !l.startsWith('#')).map((l) => l.split(/\s+/)).map(([t, role, name]) => [role === 'agent' ? name : role, t]));
+
+// the seeded fault, and the colours app.css gives the states (written out here, not read from
+// the page, so a page that mixes them up fails)
+const BAD = { link: 'p0-t0-2~p0-t1-1', row: 2, col: 1 };
+const RGB = { ok: [0, 158, 115], bad: [213, 94, 0], denied: [0, 114, 178] };
+
+async function call(method, url, token, body) {
+    const res = await fetch(BASE + url, {
+        method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+// Every host reports every EV on both planes to every other host; the paths of plane 0 over T1
+// 1 from h4 and h5 (on T0 2) to hosts on other T0s lose 5 %: the link from p0-t0-2 up to
+// p0-t1-1 is the one that explains them all.
+async function seed() {
+    for (let h = 0; h < 8; h++) {
+        const tok = tokens[`h${h}`];
+        let r = await call('POST', '/api/v1/agents', tok, { host: `h${h}`, version: '0.1.0', mode: 'srv6', ports: [{ port: 0, up: true }, { port: 1, up: true }] });
+        assert.equal(r.status, 200, `h${h} registers`);
+        const evs = [];
+        for (let q = 0; q < 8; q++) {
+            if (q === h) continue;
+            for (const plane of [0, 1]) {
+                for (const t1 of [0, 1]) {
+                    const local = Math.floor(q / 2) === Math.floor(h / 2);
+                    if (local && t1 === 1) continue; // one path between hosts of one T0
+                    const lossy = plane === 0 && t1 === 1 && Math.floor(h / 2) === 2 && !local;
+                    evs.push({ peer: `h${q}`, ev: (plane << 29) | (t1 << 18), sent: 10000, lost: lossy ? 500 : 0, state: 'good' });
+                }
+            }
+        }
+        r = await call('POST', '/api/v1/reports', tok, { host: `h${h}`, evs });
+        assert.equal(r.status, 202, `h${h} reports`);
+    }
+    const r = await call('POST', '/api/v1/probes', tokens.prober, { results: [{ element: 'p1-t0-0~p1-t1-0', scope: 'up', sent: 1000, lost: 0 }] });
+    assert.equal(r.status, 202, 'the prober reports');
+    // the health snapshot is refreshed in slices: wait for the verdict
+    for (let i = 0; i < 100; i++) {
+        const l = await call('GET', '/api/v1/health/links?state=bad', tokens.admin);
+        if (l.body.items.length) {
+            assert.deepEqual(l.body.items.map((x) => x.link), [BAD.link], 'the seeded link, and only it, is bad');
+            return;
+        }
+        await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.fail('the seeded link never turned bad');
+}
+
+let browser;
+const pages = [];
+
+// A page at 1366 x 768 in a context of its own (sessionStorage is per context), collecting its
+// console errors and uncaught exceptions.
+async function newPage() {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    const page = await context.newPage();
+    page.errors = [];
+    page.allowed = [];
+    page.on('console', (m) => {
+        if (m.type() === 'error' && !page.allowed.some((re) => re.test(m.text()))) page.errors.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => page.errors.push(`exception: ${e.message}`));
+    pages.push(page);
+    return page;
+}
+
+function noErrors(page, what) {
+    assert.deepEqual(page.errors, [], `${what}: no console errors`);
+}
+
+async function signIn(page, token) {
+    await page.goto(`${BASE}/`);
+    await page.locator('#token').fill(token);
+    await page.locator('#login-form button[type=submit]').click();
+    await page.locator('#app').waitFor({ state: 'visible' });
+}
+
+// Goes to a view and waits for its first refresh and what it must show.
+async function view(page, hash, selector) {
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await page.locator(selector).first().waitFor({ state: 'attached', timeout: 10000 });
+    try {
+        await page.waitForFunction(() => /^Live: updated/.test(document.getElementById('live').textContent), null, { timeout: 10000 });
+    } catch (e) {
+        throw new Error(`${hash}: no refresh in 10 s; the page says: ${await page.locator('#live').textContent()}`);
+    }
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+
+// The colour at the centre of every cell of the matrix, as the page drew it.
+function cells(page) {
+    return page.evaluate(() => {
+        const c = document.getElementById('matrix');
+        const cell = Number(c.dataset.cellSize), rows = Number(c.dataset.rows), cols = Number(c.dataset.cols);
+        const ctx = c.getContext('2d');
+        const out = [];
+        for (let r = 0; r < rows; r++) {
+            for (let k = 0; k < cols; k++) {
+                const d = ctx.getImageData(k * cell + Math.floor(cell / 2), r * cell + Math.floor(cell / 2), 1, 1).data;
+                out.push({ r, c: k, rgb: [d[0], d[1], d[2]] });
+            }
+        }
+        return { cell, rows, cols, out };
+    });
+}
+
+before(async () => {
+    await seed();
+    browser = await chromium.launch({ executablePath: process.env.MRCFAB_CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+    await browser?.close();
+});
+
+test('without a token the token form shows; a wrong token returns to it with a message', async () => {
+    const page = await newPage();
+    page.allowed.push(/status of 401/);
+    await page.goto(`${BASE}/`);
+    await page.locator('#login').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#app').isVisible(), false, 'nothing but the form before a token');
+    await shot(page, 'token-form');
+    await page.locator('#token').fill('tok-not-a-token-000000');
+    await page.locator('#login-form button[type=submit]').click();
+    await page.waitForFunction(() => /401/.test(document.getElementById('login-msg').textContent));
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the refused token is not kept');
+    noErrors(page, 'token form');
+});
+
+test('an admin: every view loads without console errors; each is screenshot at 1366x768', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.admin);
+    assert.match(await page.locator('#who').textContent(), /root \(admin\)/);
+    await view(page, '#/overview', 'canvas#matrix[data-loaded=true]');
+    await page.locator('#not-ok-table').waitFor();
+    await shot(page, 'overview');
+    await view(page, '#/overview/1', 'canvas#matrix[data-loaded=true]');
+    await view(page, `#/element/${BAD.link}`, '#evidence table');
+    await page.locator('#element-state .st-bad').waitFor();
+    await shot(page, 'element-link');
+    await view(page, '#/element/p0-t1-1', '#evidence table');
+    await view(page, '#/element/h4:0', '#evidence table');
+    await view(page, '#/denylist', '#deny-form');
+    await shot(page, 'denylist');
+    await view(page, '#/paths?from=h4:0&to=h0:0', '#path-summary');
+    assert.match(await page.locator('#path-summary').textContent(), /2 EVs between h4 and h0 on plane 0: 1 ok, 1 bad/);
+    await shot(page, 'paths');
+    await view(page, '#/agents', '#agents-table');
+    assert.equal(await page.locator('#agents-table tbody tr').count(), 8, 'eight agents');
+    assert.match(await page.locator('#agents').textContent(), /8 registered: 8 fresh, 0 stale/);
+    // the prober has posted once (the seed): its last-seen time, not "never"
+    await page.locator('#probers-table').waitFor();
+    assert.match(await page.locator('#probers-table tbody').textContent(), /prober1\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(\d+ s ago\)\s*1$/);
+    await shot(page, 'agents');
+    noErrors(page, 'every view');
+});
+
+test('the link matrix shows the bad link in its cell, and only there', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.admin);
+    await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
+    // the text version: one row, for the seeded link, at its row and column
+    const rows = await page.locator('#not-ok-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+        link: tr.dataset.link, row: Number(tr.dataset.row), col: Number(tr.dataset.col), state: tr.dataset.state, text: tr.textContent,
+    })));
+    assert.equal(rows.length, 1, 'one link is not ok');
+    assert.deepEqual({ link: rows[0].link, row: rows[0].row, col: rows[0].col, state: rows[0].state }, { ...BAD, state: 'bad' });
+    assert.match(rows[0].text, /✕ bad/, 'the state in words and symbol');
+    // the picture: the bad colour at (2, 1) and the ok colour in every other cell
+    const m = await cells(page);
+    assert.deepEqual([m.rows, m.cols], [4, 2], 'plane 0 of the lab: 4 T0s by 2 T1s');
+    for (const { r, c, rgb } of m.out) {
+        const want = r === BAD.row && c === BAD.col ? RGB.bad : RGB.ok;
+        assert.deepEqual(rgb, want, `cell (T0 ${r}, T1 ${c}) drawn ${rgb}, want ${want}`);
+    }
+    // the mouse over that cell names it; a click opens it
+    const box = await page.locator('#matrix').boundingBox();
+    await page.mouse.move(box.x + BAD.col * m.cell + m.cell / 2, box.y + BAD.row * m.cell + m.cell / 2);
+    assert.match(await page.locator('#matrix-desc').textContent(), /p0-t0-2~p0-t1-1 \(row T0 2, column T1 1\): ✕ bad, loss toward the T1 5\.00 %/);
+    // the keyboard: focus, two down and one right, Enter opens the link's page
+    await page.mouse.move(0, 0);
+    await page.locator('#matrix').focus();
+    for (const k of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(k);
+    assert.match(await page.locator('#matrix-desc').textContent(), /^p0-t0-2~p0-t1-1 .*bad/);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => location.hash === '#/element/p0-t0-2~p0-t1-1');
+    await page.locator('#evidence table').waitFor();
+    const ev = await page.locator('#evidence tbody tr').first().textContent();
+    assert.match(ev, /✕ bad.*5\.000 %/, 'the evidence: 5 % lost toward the T1');
+    await page.locator('#history-chart').waitFor();
+
+    // live: a link a prober finds lossy shows on its plane's matrix without a reload
+    await view(page, '#/overview/1', 'canvas#matrix[data-loaded=true]');
+    // (its loss counts with the agents' clean evidence on it: 5 % of all it carried)
+    const r = await call('POST', '/api/v1/probes', tokens.prober, { results: [{ element: 'p1-t0-3~p1-t1-0', scope: 'down', sent: 5000, lost: 5000 }] });
+    assert.equal(r.status, 202);
+    let t0 = 0;
+    for (let i = 0; i < 50 && !t0; i++) {
+        const l = await call('GET', '/api/v1/health/links?state=bad&plane=1', tokens.admin);
+        if (l.body.items.some((x) => x.link === 'p1-t0-3~p1-t1-0')) t0 = Date.now();
+        else await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.ok(t0, 'the API says the link is bad');
+    await page.locator('#not-ok-table tr[data-link="p1-t0-3~p1-t1-0"][data-state=bad]').waitFor({ timeout: 4000 });
+    const took = Date.now() - t0;
+    const m1 = await cells(page);
+    assert.deepEqual(m1.out.find((x) => x.r === 3 && x.c === 0).rgb, RGB.bad, 'plane 1, T0 3, T1 0 drawn bad');
+    assert.ok(took <= 2000, `on the page ${took} ms after the API said so`);
+    noErrors(page, 'matrix');
+});
+
+test('adding a denylist entry: blast radius, save, then in the API and on the matrix', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.admin);
+    await view(page, '#/denylist', '#deny-form');
+    await page.locator('#deny-element').fill('p0-t1-1');
+    await page.locator('#deny-reason').fill('web test: drain');
+    await page.locator('#deny-scope').selectOption('both');
+    assert.equal(await page.locator('#deny-save').count(), 0, 'no Save before the blast radius');
+    await page.locator('#deny-preview').click();
+    await page.locator('#blast-summary').waitFor();
+    assert.match(await page.locator('#blast-summary').textContent(), /lowers the capacity of 48 of 56 host pairs; 0 are cut off; 0 fall below the floor of 50 %; the least left is 75\.0 %/);
+    await shot(page, 'denylist-blast-radius');
+    let d = await call('GET', '/api/v1/denylist', tokens.admin);
+    assert.equal(d.body.entries.length, 0, 'the preview stored nothing');
+    await page.locator('#deny-save').click();
+    await page.waitForFunction(() => /saved: p0-t1-1/.test(document.getElementById('flash').textContent));
+    d = await call('GET', '/api/v1/denylist', tokens.admin);
+    assert.deepEqual(d.body.entries.map((e) => [e.element, e.scope, e.reason, e.author]), [['p0-t1-1', 'both', 'web test: drain', 'root']]);
+    await page.locator('#deny-list tr[data-id]').first().waitFor({ timeout: 2500 });
+
+    // the bad link's page: the T1's entry covers it, and its audit trail has the addition
+    await view(page, `#/element/${BAD.link}`, '#element-deny tr[data-id]');
+    await page.locator('#audit-table').waitFor();
+    assert.match(await page.locator('#audit-table tbody').textContent(), /root\s*add\s*#1\s*p0-t1-1\s*web test: drain/);
+
+    // the matrix shows the denied T1's column
+    await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
+    await page.waitForFunction(() => document.querySelectorAll('#not-ok-table tr[data-state=denied]').length === 4);
+    const m = await cells(page);
+    for (const { r, c, rgb } of m.out) assert.deepEqual(rgb, c === 1 ? RGB.denied : RGB.ok, `cell (${r}, ${c}) with T1 1 denied`);
+    noErrors(page, 'denylist add');
+});
+
+test('an entry below the capacity floor is refused with the reason; an admin may force it', async () => {
+    const page = await newPage();
+    page.allowed.push(/status of 409/);
+    await signIn(page, tokens.admin);
+    let r = await call('POST', '/api/v1/denylist', tokens.admin, { element: 'h3:0', reason: 'web test' });
+    assert.equal(r.status, 201);
+    await view(page, '#/denylist', '#deny-form');
+    await page.locator('#deny-element').fill('h3:1');
+    await page.locator('#deny-reason').fill('web test: cut h3 off');
+    await page.locator('#deny-preview').click();
+    await page.locator('#blast-summary').waitFor();
+    assert.match(await page.locator('#deny-result').textContent(), /Without force the controller refuses it/);
+    await page.locator('#deny-save').click(); // unforced: refused
+    await page.locator('#deny-error').waitFor();
+    assert.match(await page.locator('#deny-error').textContent(), /capacity floor.*HTTP 409/);
+    await page.locator('#deny-force').check();
+    await page.locator('#deny-save').click();
+    await page.waitForFunction(() => /saved: h3:1.*forced/.test(document.getElementById('flash').textContent));
+    r = await call('GET', '/api/v1/denylist', tokens.admin);
+    assert.ok(r.body.entries.some((e) => e.element === 'h3:1'), 'the forced entry is stored');
+    noErrors(page, 'forced entry');
+});
+
+test('changes appear without a reload; an entry is removed from its Remove button', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.operator);
+    await view(page, '#/denylist', '#deny-form');
+    // forced: with h3 cut off and p0-t1-1 denied by the tests before, it is below the floor
+    const r = await call('POST', '/api/v1/denylist?force=true', tokens.admin, { element: 'p1-t0-3', reason: 'web test: live' });
+    assert.equal(r.status, 201);
+    const row = page.locator(`#deny-list tr[data-id="${r.body.id}"]`);
+    await row.waitFor({ timeout: 2000 }); // polled every second: within 2 s
+    await row.getByRole('button', { name: `Remove entry #${r.body.id} (p1-t0-3)` }).click();
+    await row.getByRole('button', { name: `Yes, remove #${r.body.id}` }).click();
+    await row.waitFor({ state: 'detached', timeout: 2500 });
+    const d = await call('GET', '/api/v1/denylist', tokens.admin);
+    assert.ok(!d.body.entries.some((e) => e.id === r.body.id), 'removed in the API');
+    noErrors(page, 'live denylist');
+});
+
+test('an entry with a maintenance window waits for it', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.operator);
+    await view(page, '#/denylist', '#deny-form');
+    const at = (h) => new Date(Date.now() + h * 3600e3).toISOString().replace(/\.\d+Z$/, 'Z');
+    await page.locator('#deny-element').fill('p1-t0-1~p1-t1-1');
+    await page.locator('#deny-scope').selectOption('up');
+    await page.locator('#deny-reason').fill('web test: window');
+    await page.locator('#deny-from').fill(at(24));
+    await page.locator('#deny-to').fill(at(26));
+    await page.locator('#deny-preview').click();
+    await page.locator('#blast-summary').waitFor();
+    await page.locator('#deny-save').click();
+    await page.waitForFunction(() => /saved: p1-t0-1~p1-t1-1 \(up\) denied within its window/.test(document.getElementById('flash').textContent));
+    const d = await call('GET', '/api/v1/denylist', tokens.admin);
+    const e = d.body.entries.find((x) => x.reason === 'web test: window');
+    assert.ok(e && e.scope === 'up' && e.active === false && e.window.start.startsWith(at(24).slice(0, 19)), 'stored with its window, not in force');
+    await page.locator(`#deny-list tr[data-id="${e.id}"]`).waitFor({ timeout: 2500 });
+    assert.match(await page.locator(`#deny-list tr[data-id="${e.id}"]`).textContent(), /waiting for its window/);
+    noErrors(page, 'window');
+});
+
+for (const role of ['reader', 'h0']) {
+    test(`a ${role === 'h0' ? 'agent' : role} token gets no edit controls`, async () => {
+        const page = await newPage();
+        await signIn(page, tokens[role]);
+        await view(page, '#/denylist', '#deny-list tr[data-id]');
+        assert.equal(await page.locator('#deny-form').count(), 0, 'no add form');
+        assert.equal(await page.locator('#deny-list button').count(), 0, 'no Remove buttons');
+        assert.equal(await page.locator('#deny-force, #deny-save').count(), 0, 'no Save, no force');
+        if (role === 'reader') await shot(page, 'denylist-reader');
+        await view(page, `#/element/${BAD.link}`, '#evidence table');
+        assert.equal(await page.locator('#view button, #view a[href^="#/denylist?"]').count(), 0, 'no edit control on the element page');
+        noErrors(page, `${role} views`);
+    });
+}
+
+test('sign out forgets the token; a token refused mid-session returns to the form', async () => {
+    const page = await newPage();
+    page.allowed.push(/status of 401/);
+    await signIn(page, tokens.reader);
+    await view(page, '#/agents', '#agents-table');
+    await page.locator('#signout').click();
+    await page.locator('#login').waitFor({ state: 'visible' });
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the token is gone');
+    await page.reload();
+    await page.locator('#login').waitFor({ state: 'visible' });
+    await signIn(page, tokens.reader);
+    await view(page, '#/overview', 'canvas#matrix[data-loaded=true]');
+    await page.evaluate(() => sessionStorage.setItem('mrcfab.token', 'tok-revoked-0000000000'));
+    await page.waitForFunction(() => /no longer accepts/.test(document.getElementById('login-msg').textContent), null, { timeout: 3000 });
+    noErrors(page, 'sign out');
+});

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The dashboard (web/) in a real browser: starts mrc-controller on loopback (a free port, the
+# lab topology, a fresh SQLite store, tokens of every role) serving web/, then drives Debian's
+# Chromium through it with playwright-core (pinned in package-lock.json): dashboard.test.mjs
+# seeds the health and checks every view. Screenshots of each view at 1366x768 go to
+# $MRCFAB_SCREENSHOTS, else BINDIR/../web-screenshots (build/web-screenshots).
+#
+# Usage: tests/web/run.sh BINDIR
+# Exit 77 (skipped) when chromium or npm is missing, except in CI (CI=true), where it fails.
+set -euo pipefail
+bin=$(cd "${1:?usage: run.sh BINDIR}" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+chromium=${MRCFAB_CHROMIUM:-/usr/bin/chromium}
+
+missing=
+[ -x "$chromium" ] || missing="$chromium"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+if [ -n "$missing" ]; then
+    if [ "${CI:-}" = true ]; then
+        echo "FAIL missing:$missing (deploy/install-deps.sh installs them)"
+        exit 1
+    fi
+    echo "SKIP missing:$missing (deploy/install-deps.sh installs them)"
+    exit 77
+fi
+if [[ ! -f $here/node_modules/playwright-core/package.json ]]; then
+    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+    if [ -n "$pid" ]; then
+        { kill -TERM "$pid" && wait "$pid"; } 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# every role; an agent token per host, since a T0-T1 link is judged on two reporters' evidence
+{
+    echo "# TOKEN ROLE NAME"
+    echo "tok-web-admin-00000001 admin root"
+    echo "tok-web-operator-00001 operator bob"
+    echo "tok-web-reader-000001 reader alice"
+    echo "tok-web-prober-000001 prober prober1"
+    for h in 0 1 2 3 4 5 6 7; do echo "tok-web-agent-00000h$h agent h$h"; done
+} >"$tmp/tokens"
+
+# --window: the seeded evidence must not age out during the run
+log=$tmp/controller.log
+: >"$log"
+"$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$tmp/c.db" \
+    --tokens "$tmp/tokens" --listen 127.0.0.1:0 --window 3600 --floor 50 --web "$root/web" 2>"$log" &
+pid=$!
+port=
+for _ in $(seq 200); do
+    port=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$log")
+    [ -n "$port" ] && break
+    sleep 0.05
+done
+[ -n "$port" ] || { echo "FAIL the controller did not start: $(cat "$log")"; exit 1; }
+base=http://127.0.0.1:$port
+
+# the controller serves the dashboard itself: the page under test is the real web/ folder
+status=$(curl -s -o "$tmp/index.html" -w '%{http_code}' "$base/")
+if [ "$status" != 200 ] || ! cmp -s "$tmp/index.html" "$root/web/index.html"; then
+    echo "FAIL GET / is not web/index.html (HTTP $status): this mrc-controller does not serve the dashboard"
+    exit 1
+fi
+
+shots=${MRCFAB_SCREENSHOTS:-$bin/../web-screenshots}
+mkdir -p "$shots"
+MRCFAB_BASE=$base MRCFAB_TOKENS=$tmp/tokens MRCFAB_SCREENSHOTS=$(cd "$shots" && pwd) \
+    MRCFAB_CHROMIUM=$chromium node --test-reporter=spec "$here/dashboard.test.mjs"

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// The controller's API as the dashboard uses it: the bearer token of this browser session, one
+// fetch wrapper that sends it and turns faults (RFC 9457 problem documents) into ApiError, and
+// the two shared caches several views read (the denylist, keyed by its version, and the audit
+// log, fetched incrementally).
+
+const KEY = 'mrcfab.token'; // sessionStorage: gone when the tab closes, never in a URL
+
+export function getToken() {
+    return sessionStorage.getItem(KEY);
+}
+export function setToken(t) {
+    sessionStorage.setItem(KEY, t);
+}
+export function clearToken() {
+    sessionStorage.removeItem(KEY);
+    denylist = null;
+    audit = { last: 0, records: [] };
+}
+
+export class ApiError extends Error {
+    constructor(status, problem, text) {
+        super(problem?.detail || text || `HTTP ${status}`);
+        this.status = status;
+        this.problem = problem; // the problem document, with blast_radius on a 409
+    }
+}
+
+// api('/api/v1/x', {method, body, query}) → the parsed JSON (null for 204). A request the
+// controller does not answer within 10 s is abandoned: the next poll asks again.
+export async function api(path, { method = 'GET', body, query } = {}) {
+    const url = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(query || {})) {
+        if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
+    }
+    const headers = { Authorization: `Bearer ${getToken() || ''}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), 10000);
+    let res;
+    try {
+        res = await fetch(url, {
+            method, headers, signal: ctl.signal, cache: 'no-store',
+            body: body === undefined ? undefined : JSON.stringify(body),
+        });
+    } catch (e) {
+        throw new ApiError(0, null, `the controller cannot be reached (${e.name === 'AbortError' ? 'no answer in 10 s' : e.message})`);
+    } finally {
+        clearTimeout(timer);
+    }
+    if (res.status === 204) return null;
+    const text = await res.text();
+    let data = null;
+    try {
+        data = text ? JSON.parse(text) : null;
+    } catch {
+        /* a body that is not JSON: its text goes into the error below */
+    }
+    if (!res.ok) throw new ApiError(res.status, data, text.slice(0, 200));
+    return data;
+}
+
+// Who the token is. A controller without /whoami yet is read as a reader: edit controls only
+// show for a role known to be allowed to use them (the server enforces roles anyway).
+export async function whoami() {
+    try {
+        return await api('/api/v1/whoami');
+    } catch (e) {
+        if (e.status === 404) return { name: '(unknown)', role: 'reader' };
+        throw e;
+    }
+}
+
+// Every item of a paged list (offset/limit, at most 1000 a page).
+export async function allPages(path, query = {}, max = 100000) {
+    const items = [];
+    for (let offset = 0; ; ) {
+        const page = await api(path, { query: { ...query, offset, limit: 1000 } });
+        items.push(...page.items);
+        offset += page.items.length;
+        if (page.items.length === 0 || offset >= page.total || offset >= max) return items;
+    }
+}
+
+// The denylist, fetched again only when its version moved (GET /denylist/version answers at once
+// with wait=0); the version also moves at a window's start and end, so `active` stays right.
+let denylist = null;
+export async function getDenylist() {
+    if (denylist) {
+        const v = await api('/api/v1/denylist/version', { query: { after: 0, wait: 0 } });
+        if (v.version === denylist.version) return denylist;
+    }
+    denylist = await api('/api/v1/denylist');
+    return denylist;
+}
+export function denylistChanged() {
+    denylist = null;
+}
+
+// The audit log, oldest first, fetched from where the last call stopped.
+let audit = { last: 0, records: [] };
+export async function getAudit() {
+    for (;;) {
+        const page = await api('/api/v1/audit', { query: { after: audit.last, limit: 1000 } });
+        for (const r of page.records) {
+            audit.records.push(r);
+            audit.last = Math.max(audit.last, r.id);
+        }
+        if (page.records.length < 1000) return audit.records;
+    }
+}
