@@ -676,7 +676,9 @@ static int fab_sim_window(fab_sim *fs, uint64_t w, uint32_t a, uint32_t j, doubl
         fab_sim_lose(fs, (uint32_t)(x / ((uint64_t)fs->np * fs->r)), (uint32_t)(x / fs->r % fs->np),
                      (uint32_t)(x % fs->r));
     }
-    qsort(fs->ids, fs->nids, sizeof(*fs->ids), cmp_u64);
+    if (fs->nids) { /* qsort wants an array, and ids is NULL until the first loss */
+        qsort(fs->ids, fs->nids, sizeof(*fs->ids), cmp_u64);
+    }
     for (size_t x = 0; x < fs->nids; x++) {
         if (x > 0 && fs->ids[x] == fs->ids[x - 1]) {
             continue;
