@@ -19,10 +19,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-check() { if eval "$1"; then pass "$2"; else fail "$2"; fi; }
+# shellcheck source=tests/controller/ctl_common.sh
+source "$root/tests/controller/ctl_common.sh"
 command -v openssl >/dev/null || { echo "FAIL openssl is not installed (deploy/install-deps.sh)"; exit 1; }
 
 cat >"$tmp/tokens" <<'TOKENS'
@@ -50,14 +48,7 @@ start() {
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --floor 0 --cert "$1" --key "$2" 2>"$log" &
     pid=$!
-    port=
-    for _ in $(seq 200); do
-        port=$(sed -n 's/.* port \([0-9]*\) (https).*/\1/p' "$log")
-        [ -n "$port" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    [ -n "$port" ] || { echo "FAIL the controller did not start over https: $(cat "$log")"; exit 1; }
+    port=$(ctl_port "$log" "$pid" https) || exit 1
 }
 stop() {
     kill -TERM "$pid"

@@ -22,9 +22,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+# shellcheck source=tests/controller/ctl_common.sh
+source "$root/tests/controller/ctl_common.sh"
 check() { if eval "$1"; then pass "$2"; else fail "$2 (exit $rc: $(head -c 400 "$tmp/err"))"; fi; }
 
 # the validators pinned by tests/schema
@@ -82,13 +81,7 @@ topo=$root/deploy/topologies/lab.json
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
     --listen 127.0.0.1:0 --floor 0 2>"$tmp/log" &
 pid=$!
-port=
-for _ in $(seq 200); do
-    port=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$tmp/log")
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-[ -n "$port" ] || { echo "FAIL the controller did not start: $(cat "$tmp/log")"; exit 1; }
+port=$(ctl_port "$tmp/log" "$pid") || exit 1
 base=http://127.0.0.1:$port
 
 export MRCFAB_CONTROLLER=$base
@@ -474,12 +467,7 @@ check '[ $rc = 1 ] && err_is "timed out" && [ $t -ge 9 ] && [ $t -le 13 ]' "a co
     --listen 127.0.0.1:0 2>"$tmp/log2" &
 fakes+=($!)
 disown
-port2=
-for _ in $(seq 200); do
-    port2=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$tmp/log2")
-    [ -n "$port2" ] && break
-    sleep 0.05
-done
+port2=$(ctl_port "$tmp/log2") || exit 1
 floor=(--controller "http://127.0.0.1:$port2")
 op "${floor[@]}" deny check p0-t1-0
 check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -qx "denying p0-t1-0: 48 of 56 host pairs lose path capacity, 0 cut off, 0 below the floor of 50 %; the least left: 75.0 %" && tail -1 "$tmp/out" | grep -q "would take it"' "deny check: the blast radius, exit 0"

@@ -21,10 +21,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-check() { if eval "$1"; then pass "$2"; else fail "$2"; fi; }
+# shellcheck source=tests/controller/ctl_common.sh
+source "$root/tests/controller/ctl_common.sh"
 
 cat >"$tmp/tokens" <<'TOKENS'
 # TOKEN ROLE NAME
@@ -61,13 +59,7 @@ start() {
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/ctl.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 "$@" 2>"$log" &
     pid=$!
-    port=
-    for _ in $(seq 200); do
-        port=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$log")
-        [ -n "$port" ] && break
-        sleep 0.05
-    done
-    [ -n "$port" ] || { echo "FAIL the controller did not start: $(cat "$log")"; exit 1; }
+    port=$(ctl_port "$log" "$pid") || exit 1
     base=http://127.0.0.1:$port
 }
 stop() {

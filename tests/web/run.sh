@@ -55,13 +55,9 @@ log=$tmp/controller.log
 "$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$tmp/c.db" \
     --tokens "$tmp/tokens" --listen 127.0.0.1:0 --window 3600 --floor 50 --web "$root/web" 2>"$log" &
 pid=$!
-port=
-for _ in $(seq 200); do
-    port=$(sed -n 's/.* port \([0-9]*\) (http.*/\1/p' "$log")
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-[ -n "$port" ] || { echo "FAIL the controller did not start: $(cat "$log")"; exit 1; }
+# shellcheck source=tests/controller/ctl_common.sh
+source "$root/tests/controller/ctl_common.sh"
+port=$(ctl_port "$log" "$pid") || exit 1
 base=http://127.0.0.1:$port
 
 # the controller serves the dashboard itself: the page under test is the real web/ folder
