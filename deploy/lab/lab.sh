@@ -77,6 +77,9 @@ mrcctl() { "$bin/mrcctl" -t "$topo" "$@"; }
 ns() { echo "$prefix-$1"; }
 nsx() { local n; n=$(ns "$1"); shift; ip netns exec "$n" "$@"; }
 
+# the topology's hosts, in its order
+hosts() { mrcctl topo hosts | awk '!seen[$1]++ {print $1}'; }
+
 namespaces() {
     ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${prefix}-" || true
 }
@@ -173,7 +176,7 @@ mgmt_addr() {
         echo "$mgmt_net:ffff"
         return 0
     fi
-    for host in $(mrcctl topo hosts | awk '!seen[$1]++ {print $1}'); do
+    for host in $(hosts); do
         i=$((i + 1))
         if [ "$host" = "$want" ]; then
             echo "$mgmt_net:$(printf %x $i)"
@@ -196,7 +199,6 @@ host_port() {
 
 # --- the system on the fabric -------------------------------------------------------------
 
-hosts() { mrcctl topo hosts | awk '!seen[$1]++ {print $1}'; }
 ctl_url() { echo "http://[$mgmt_net:ffff]:$ctl_port"; }
 loc_url() { echo "http://[$mgmt_net:ffff]:$((ctl_port + 1))"; }
 new_token() { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; }
@@ -252,7 +254,7 @@ CONF
 }
 
 start() {
-    local name=$1 h=${1#*-}
+    local name=$1 h=${1#*-} addr
     # shellcheck disable=SC1090
     . "$(conf)"
     case $name in
@@ -270,14 +272,14 @@ start() {
             --hold_s "$hold_s" --deadline_ms $((window_ms * 8 / 5))
         ;;
     agent-*)
-        mgmt_addr "$h" >/dev/null || return 2
+        addr=$(mgmt_addr "$h") || return 2
         daemon "$name" "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" \
             --controller "$(ctl_url)" --token_file "$dir/token/agent-$h" \
-            --state_dir "$dir/agent-$h" --oob "[$(mgmt_addr "$h")]:7471" --report_interval 2 \
+            --state_dir "$dir/agent-$h" --oob "[$addr]:7471" --report_interval 2 \
             --reorder_us 5000
         ;;
     node-*)
-        mgmt_addr "$h" >/dev/null || return 2
+        mgmt_addr "$h" >/dev/null || return 2 # a host of the topology
         daemon "$name" "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" \
             --window_ms "$window_ms" --rate "$probe_rate" --grace_ms $((window_ms * 2 / 5)) \
             --report_url "$(loc_url)/api/v1/reports" --token_file "$dir/token/node-$h"

@@ -196,6 +196,7 @@ class Story:
     def __init__(self, a):
         self.a = a
         self.lab = Lab(a)
+        self.base = None  # the steady state's bandwidth, once measured
         self.checks = []
         self.t_start = time.monotonic()
         sw = {(s[1], s[2], int(s[3])): s[0] for s in self.lab.switches}
@@ -213,11 +214,10 @@ class Story:
         self.checks.append((bool(ok), what))
         return ok
 
-    def say(self, what, t0=None, t1=None):
-        t1 = t1 or time.monotonic()
+    def say(self, what, t0=None):
         bw = ""
         if t0 is not None:
-            g = self.ring.gbps(t0, t1)
+            g = self.ring.gbps(t0, time.monotonic())
             bw = f"ring {g:5.2f} Gb/s"
             if self.base:
                 bw += f" ({100 * g / self.base:3.0f} %)"
@@ -234,7 +234,6 @@ class Story:
     # --- the steps ------------------------------------------------------------------------
 
     def steady(self):
-        self.base = None
         t = time.monotonic()
         self.wire_check()
         time.sleep(max(0.0, 8 - (time.monotonic() - t)))
@@ -290,17 +289,19 @@ class Story:
                 return False
         return True
 
-    def count_toward(self, install):
-        """MRC packets arriving at the plane's T0s from hosts, addressed through the T1."""
+    def count_install(self):
+        """A counter at each of the plane's T0s of the MRC packets arriving from hosts that are
+        addressed through the drained T1."""
+        rules = ("table inet story {\n chain toward { type filter hook prerouting priority -10; "
+                 f"ip6 nexthdr 41 @nh,{T1_USID_BIT},16 {self.drained_usid} "
+                 f"@nh,{INNER_DPORT_BIT},16 {MRC_PORT} counter; }}\n}}\n")
+        for t0 in self.plane_t0s:
+            self.lab.nsx(t0, "nft", "-f", "-", input=rules, check=True)
+
+    def count_toward(self):
+        """What the counters of count_install() hold, summed."""
         total = 0
         for t0 in self.plane_t0s:
-            if install:
-                rules = ("table inet story {\n chain toward { type filter hook prerouting "
-                         f"priority -10; ip6 nexthdr 41 @nh,{T1_USID_BIT},16 "
-                         f"{self.drained_usid} @nh,{INNER_DPORT_BIT},16 {MRC_PORT} "
-                         "counter; }\n}\n")
-                self.lab.nsx(t0, "nft", "-f", "-", input=rules, check=True)
-                continue
             out = self.lab.nsx(t0, "nft", "-j", "list", "table", "inet", "story", check=True)
             for o in json.loads(out.stdout)["nftables"]:
                 for x in o.get("rule", {}).get("expr", []):
@@ -309,7 +310,7 @@ class Story:
 
     def drain(self):
         t = time.monotonic()
-        self.count_toward(True)
+        self.count_install()
         self.lab.run("drain", self.drained, "firmware upgrade")
         for _ in range(100):
             if self.evs_denied():
@@ -319,7 +320,7 @@ class Story:
         self.check(self.evs_denied(), f"every agent stopped using {self.drained} "
                    f"{applied:.1f} s after the drain")
         time.sleep(0.5)  # what was already in flight drains
-        before = self.count_toward(False)
+        before = self.count_toward()
         self.say(f"operator drains {self.drained} (applied in {applied:.1f} s)", t)
 
         # the controller dies while the entries are in force, and comes back
@@ -352,7 +353,7 @@ class Story:
         self.say(f"{self.drained} rebooted (6 s, links down)", t)
         t = time.monotonic()
         self.lab.run("undrain", self.drained)
-        sent = self.count_toward(False) - before
+        sent = self.count_toward() - before
         self.check(sent == 0, f"no MRC packet was sent toward {self.drained} while it was "
                    f"drained ({sent} counted at the T0s)")
         for t0 in self.plane_t0s:
@@ -441,7 +442,6 @@ class Story:
                    f"{h} on one of its uSID paths{example}")
 
     def run(self):
-        self.base = None
         self.deny = Denylist(self.lab)
         self.ring = Ring(self.lab)
         print(f"ring all-reduce over {len(self.lab.hosts)} hosts "
