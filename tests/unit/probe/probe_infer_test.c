@@ -164,6 +164,19 @@ static void sim_init(sim *s, const fault *f, size_t nf, double p0, uint64_t seed
     sim_init_planes(s, f, nf, p0, seed, 1);
 }
 
+/* Windows 0..|windows| of faults |f| over background |p0| on |planes| planes: no verdict. */
+static void assert_quiet(const fault *f, size_t nf, double p0, uint64_t seed, unsigned planes,
+                         uint64_t windows)
+{
+    sim s;
+    probe_verdict v[8];
+    uint64_t first;
+    sim_init_planes(&s, f, nf, p0, seed, planes);
+    sim_run(&s, 0, windows, v, 8, &first);
+    ck_assert_uint_eq(first, UINT64_MAX);
+    probe_infer_free(s.inf);
+}
+
 /* As sim_init() with |max_records| lost-probe records per window (and three times that per
  * horizon's walks): a small value thins the windows and the long horizons. */
 static void sim_init_thin(sim *s, const fault *f, size_t nf, double p0, uint64_t seed,
@@ -293,13 +306,7 @@ START_TEST(test_probe_infer_burst)
 {
     /* one window of 5 % on a link (a technician's touch): no verdict at any horizon */
     fault f = {{PROBE_COMP_NIC_T0, 0, 5, 9}, 0.05, 10, 11};
-    sim s;
-    probe_verdict v[8];
-    uint64_t first;
-    sim_init(&s, &f, 1, 1e-6, 3);
-    sim_run(&s, 0, 44, v, 8, &first);
-    ck_assert_uint_eq(first, UINT64_MAX);
-    probe_infer_free(s.inf);
+    assert_quiet(&f, 1, 1e-6, 3, 1, 44);
 }
 END_TEST
 
@@ -309,26 +316,14 @@ START_TEST(test_probe_infer_two_bursts)
      * (leaving out one window left the other's dozen losses against a background of 0.04) */
     fault f[2] = {{{PROBE_COMP_T0_T1, 0, 3, 7}, 0.01, 10, 11},
                   {{PROBE_COMP_T0_T1, 0, 3, 7}, 0.01, 25, 26}};
-    sim s;
-    probe_verdict v[8];
-    uint64_t first;
-    sim_init(&s, f, 2, 1e-6, 3);
-    sim_run(&s, 0, 44, v, 8, &first);
-    ck_assert_uint_eq(first, UINT64_MAX);
-    probe_infer_free(s.inf);
+    assert_quiet(f, 2, 1e-6, 3, 1, 44);
 }
 END_TEST
 
 START_TEST(test_probe_infer_noise)
 {
     /* background loss only (1e-5 per link, estimated): nothing, over more than every horizon */
-    sim s;
-    probe_verdict v[8];
-    uint64_t first;
-    sim_init(&s, NULL, 0, 1e-5, 5);
-    sim_run(&s, 0, 40, v, 8, &first);
-    ck_assert_uint_eq(first, UINT64_MAX);
-    probe_infer_free(s.inf);
+    assert_quiet(NULL, 0, 1e-5, 5, 1, 40);
 }
 END_TEST
 
@@ -385,13 +380,7 @@ START_TEST(test_probe_infer_noise_planes)
     /* a state configured for 8 planes but fed one plane's losses (1e-5 per link): the
      * background is estimated per plane, so the seven silent planes do not pull it to the floor
      * and make ordinary background loss look like faults */
-    sim s;
-    probe_verdict v[8];
-    uint64_t first;
-    sim_init_planes(&s, NULL, 0, 1e-4, 5, 8);
-    sim_run(&s, 0, 40, v, 8, &first);
-    ck_assert_uint_eq(first, UINT64_MAX);
-    probe_infer_free(s.inf);
+    assert_quiet(NULL, 0, 1e-4, 5, 8, 40);
 }
 END_TEST
 
