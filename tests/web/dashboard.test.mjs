@@ -169,6 +169,12 @@ test('an admin: every view loads without console errors; each is screenshot at 1
     await view(page, '#/paths?from=h4:0&to=h0:0', '#path-summary');
     assert.match(await page.locator('#path-summary').textContent(), /2 EVs between h4 and h0 on plane 0: 1 ok, 1 bad/);
     await shot(page, 'paths');
+    // a malformed end is refused, and the last query's refreshes do not hide that
+    await page.locator('#path-to').fill('h0:x');
+    await page.locator('#path-form button[type=submit]').click();
+    await page.locator('#path-result .error').waitFor();
+    await page.waitForTimeout(1500);
+    assert.match(await page.locator('#path-result').textContent(), /Give each end as HOST:PORT/);
     await view(page, '#/agents', '#agents-table');
     assert.equal(await page.locator('#agents-table tbody tr').count(), 8, 'eight agents');
     assert.match(await page.locator('#agents').textContent(), /8 registered: 8 fresh, 0 stale/);

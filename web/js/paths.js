@@ -26,9 +26,9 @@ export function mount(root, ctx, params, query) {
     let q = null; // the query shown: {a, b, plane}
     function take() {
         const a = parse(from.value), b = parse(to.value);
+        q = null; // an invalid query stops the last one's refreshes, or they would hide the error
         if (!a || !b) return render(result, 'bad', () => el('p', { class: 'error', role: 'alert' }, 'Give each end as HOST:PORT (h3:1) or HOST (h3).'));
         if (a.plane !== null && b.plane !== null && a.plane !== b.plane) {
-            q = null;
             return render(result, 'planes', () => el('p', { class: 'error', role: 'alert' },
                 `${from.value} is on plane ${a.plane} and ${to.value} on plane ${b.plane}: a path stays in one plane.`));
         }
