@@ -335,6 +335,56 @@ test('an entry with a maintenance window waits for it', async () => {
     noErrors(page, 'window');
 });
 
+// A control as the test names it, the same across the page's rebuilds of its tables: what it
+// is and says, and how many controls before it in the page are the same.
+const CONTROLS = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
+function describeControls(sel, only) {
+    const seen = new Map();
+    const out = [];
+    for (const e of document.querySelectorAll(sel)) {
+        const d = `${e.tagName.toLowerCase()}#${e.id}[${e.getAttribute('href') || e.getAttribute('name') || ''}] ${(e.getAttribute('aria-label') || e.textContent).trim().slice(0, 40)}`;
+        const n = (seen.get(d) || 0) + 1;
+        seen.set(d, n);
+        if (only ? e === document.activeElement : !e.disabled && e.checkVisibility()) out.push(`${d} (${n})`);
+    }
+    return out;
+}
+
+// Every visible control of the page, and the ones Tab reaches going once round the page.
+async function tabWalk(page) {
+    const run = (only) => page.evaluate(([sel, fn, o]) => new Function(`return (${fn})`)()(sel, o), [CONTROLS, describeControls.toString(), only]);
+    const controls = await run(false);
+    const reached = [];
+    for (let i = 0; i < 2 * controls.length + 10; i++) {
+        await page.keyboard.press('Tab');
+        const [d] = await run(true);
+        if (d && d === reached[0]) break; // round once
+        if (d && !reached.includes(d)) reached.push(d);
+    }
+    return { controls, reached };
+}
+
+test('accessibility and fit: Tab reaches every control, each state has a word, nothing is wider than a laptop', async () => {
+    const page = await newPage();
+    await signIn(page, tokens.admin);
+    for (const [hash, ready] of [['#/overview/0', 'canvas#matrix[data-loaded=true]'], [`#/element/${BAD.link}`, '#evidence table'],
+        ['#/denylist', '#deny-form'], ['#/paths?from=h4:0&to=h0:0', '#path-summary'], ['#/agents', '#agents-table']]) {
+        await view(page, hash, ready);
+        const { controls, reached } = await tabWalk(page);
+        const missed = controls.filter((c) => !reached.includes(c));
+        assert.deepEqual(missed, [], `${hash}: every control is reached by Tab (${controls.length} controls)`);
+        assert.ok(controls.some((c) => c.startsWith('button#signout')), `${hash}: the walk saw the page's controls`);
+        // no state is told by colour alone: every badge carries its word
+        const badges = await page.locator('#view .badge').evaluateAll((bs) => bs.map((b) => b.textContent.trim()));
+        assert.ok(badges.length > 0, `${hash}: states shown`);
+        for (const b of badges) assert.match(b, /[a-z]{2,}/, `${hash}: the badge '${b}' has a word`);
+        // readable at 1366 x 768: the page does not scroll sideways (wide tables scroll in their box)
+        const [sw, w] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+        assert.ok(sw <= w, `${hash}: ${sw} px wide in a ${w} px window`);
+    }
+    noErrors(page, 'accessibility');
+});
+
 for (const role of ['reader', 'h0']) {
     test(`a ${role === 'h0' ? 'agent' : role} token gets no edit controls`, async () => {
         const page = await newPage();
