@@ -58,4 +58,19 @@ else
     fail "tshark: '$qpn' opcodes '$ops'"
 fi
 
+# what the switches did shows in the capture: trimmed headers re-marked (12, 16 at the last hop),
+# only headers left of them; marked packets CE
+"$bin/mrc-pair" --msgs 200 --size 65536 --trim 0.05 --trim-lasthop 0.02 --ecn 0.05 --seed 3 \
+    --pcap "$tmp/t.pcap" >"$tmp/t.json"
+count() { tshark -r "$tmp/t.pcap" -Y "$1" 2>/dev/null | wc -l; }
+trimmed=$(field "$tmp/t.json" "s['faults']['trimmed']")
+t12=$(count 'ipv6.tclass.dscp == 12') t16=$(count 'ipv6.tclass.dscp == 16')
+long=$(count 'ipv6.tclass.dscp in {12 16} && frame.len > 100') ce=$(count 'ipv6.tclass.ecn == 3')
+if [ "$t12" -gt 0 ] && [ "$t16" -gt 0 ] && [ $((t12 + t16)) -eq "$trimmed" ] && [ "$long" -eq 0 ] &&
+    [ "$ce" -gt 0 ]; then
+    pass "the pcap shows the switches' marks: $t12 + $t16 trimmed headers of $trimmed, $ce CE"
+else
+    fail "trim marks in the pcap: DSCP 12 $t12, 16 $t16, trimmed $trimmed, long $long, CE $ce"
+fi
+
 [ $failures -eq 0 ] && echo "all mrc-pair checks passed" || { echo "$failures failed"; exit 1; }

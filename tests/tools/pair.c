@@ -258,6 +258,10 @@ static void transmit(pair *p, int from, uint8_t *buf, uint32_t len, const mrc_tx
             f.info.ecn = MRC_ECN_CE;
             p->marked++;
         }
+        /* the header says what the switch set, as a capture on the far link would see it */
+        uint8_t tc = (uint8_t)(f.info.dscp << 2 | f.info.ecn);
+        buf[0] = (uint8_t)(0x60 | tc >> 4);
+        buf[1] = (uint8_t)((tc & 0xf) << 4 | (buf[1] & 0xf));
     }
     if (c->pcap) {
         pcap_write(c->pcap, dep, buf, f.len);
