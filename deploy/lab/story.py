@@ -253,7 +253,7 @@ class Story:
                    " of its bandwidth (>= 75 %)")
         named = self.deny.since(t, "prober")
         self.check(all(e["element"] == self.link(self.flap) for e in named),
-                   f"the prober named only the flapping link: {describe(named)}")
+                   f"the prober denied no element but the flapping link: {describe(named)}")
         # its entry (if the prober made one) is lifted after the hold: the next fault alone
         for e in named:
             while self.deny.gone_at(e["id"]) is None and time.monotonic() - t < 60:
