@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util_test.h"
 #include "util.h"
@@ -57,15 +56,6 @@ static void teardown(void)
     util_opt_free(opts);
 }
 
-static void write_file(const char *name, const char *text, char *path, size_t pathlen)
-{
-    snprintf(path, pathlen, "%s/%s-%ld.conf", dir, name, (long)getpid());
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fputs(text, f) >= 0, 1);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 /* util_opt_parse over a NULL-terminated argument list (argv[0] is the program). */
 static int parse(char *err, size_t errlen, ...)
 {
@@ -102,13 +92,13 @@ END_TEST
 START_TEST(test_ctl_opt_precedence)
 {
     char path[512], err[256];
-    write_file("prec",
-               "# controller settings\n"
-               "threads = 8\n"
-               "   listen=10.0.0.1:9000   \n"
-               "tls = true\n"
-               "name = lab controller\n",
-               path, sizeof(path));
+    util_test_write(dir, "prec",
+                    "# controller settings\n"
+                    "threads = 8\n"
+                    "   listen=10.0.0.1:9000   \n"
+                    "tls = true\n"
+                    "name = lab controller\n",
+                    path, sizeof(path));
     ck_assert_msg(
         parse(err, sizeof(err), "--threads", "16", "--config", path, "--verbose", "0", NULL) == 0,
         "%s", err);
@@ -215,7 +205,7 @@ START_TEST(test_ctl_opt_unknown)
                  {"max_body = 10\n", ":1: max_body: 10 is out of range [1024, 16777216]"}};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char want[700];
-        write_file("unknown", files[i].text, path, sizeof(path));
+        util_test_write(dir, "unknown", files[i].text, path, sizeof(path));
         snprintf(want, sizeof(want), "%s%s", path, files[i].suffix);
         int rv = parse(err, sizeof(err), "--config", path, NULL);
         ck_assert_msg(rv < 0, "%s: %d", files[i].text, rv);
@@ -231,7 +221,7 @@ END_TEST
 START_TEST(test_ctl_opt_line_counts_blank_lines)
 {
     char err[256], path[512], want[600];
-    write_file("blank", "threads = 8\n\n\nbogus = 1\n", path, sizeof(path));
+    util_test_write(dir, "blank", "threads = 8\n\n\nbogus = 1\n", path, sizeof(path));
     ck_assert_int_eq(parse(err, sizeof(err), "--config", path, NULL), -EINVAL);
     snprintf(want, sizeof(want), "%s:4: unknown key 'bogus'", path);
     ck_assert_str_eq(err, want);

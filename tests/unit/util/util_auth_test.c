@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util_test.h"
 #include "util.h"
@@ -22,16 +21,6 @@ static void setup_once(void)
 static void teardown_once(void)
 {
     util_test_rmdir(dir);
-}
-
-/* Writes |text| to a file of the test's directory; its path into |path|. */
-static void write_file(const char *name, const char *text, char *path, size_t pathlen)
-{
-    snprintf(path, pathlen, "%s/%s-%ld", dir, name, (long)getpid());
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fputs(text, f) >= 0, 1);
-    ck_assert_int_eq(fclose(f), 0);
 }
 
 #define GOOD                                                                                       \
@@ -51,7 +40,7 @@ static void write_file(const char *name, const char *text, char *path, size_t pa
 START_TEST(test_util_auth_load)
 {
     char path[512], err[512] = "";
-    write_file("good", GOOD, path, sizeof(path));
+    util_test_write(dir, "good", GOOD, path, sizeof(path));
     util_auth a;
     ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
     static const struct {
@@ -114,7 +103,7 @@ START_TEST(test_util_auth_bad_lines)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[512], err[512] = "", prefix[600];
-        write_file("bad", bad[i].text, path, sizeof(path));
+        util_test_write(dir, "bad", bad[i].text, path, sizeof(path));
         util_auth a = {NULL, 0};
         int rv = util_auth_load(path, &a, err, sizeof(err));
         ck_assert_msg(rv == -EINVAL, "case %zu: %d", i, rv);
@@ -127,7 +116,7 @@ START_TEST(test_util_auth_bad_lines)
         ck_assert_ptr_null(a.tokens);
     }
     char path[512], err[512] = "";
-    write_file("sixteen", "0123456789abcdef reader rita\n", path, sizeof(path));
+    util_test_write(dir, "sixteen", "0123456789abcdef reader rita\n", path, sizeof(path));
     util_auth a;
     ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(a.n, 1);
@@ -139,7 +128,8 @@ END_TEST
 START_TEST(test_util_auth_line_counts_blank_lines)
 {
     char path[512], err[512] = "", prefix[600];
-    write_file("blank", "rd-0123456789abcdef reader rita\n\n\nbad line\n", path, sizeof(path));
+    util_test_write(dir, "blank", "rd-0123456789abcdef reader rita\n\n\nbad line\n", path,
+                    sizeof(path));
     util_auth a;
     ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -EINVAL);
     snprintf(prefix, sizeof(prefix), "%s:4: ", path);
@@ -154,7 +144,7 @@ START_TEST(test_util_auth_empty)
     static const char *const texts[] = {"", "\n\n", "# only\n   # comments\n\t\n"};
     for (size_t i = 0; i < 3; i++) {
         char path[512], err[512] = "";
-        write_file("empty", texts[i], path, sizeof(path));
+        util_test_write(dir, "empty", texts[i], path, sizeof(path));
         util_auth a;
         ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -EINVAL);
         ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, "no token"), "'%s'",
@@ -174,7 +164,7 @@ END_TEST
 START_TEST(test_util_auth_find_exact)
 {
     char path[512], err[512] = "";
-    write_file("find", GOOD, path, sizeof(path));
+    util_test_write(dir, "find", GOOD, path, sizeof(path));
     util_auth a;
     ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
     const util_token *t = util_auth_find(&a, "op-0123456789abcdef");

@@ -31,3 +31,13 @@ void util_test_rmdir(const char *dir)
     }
     rmdir(dir);
 }
+
+void util_test_write(const char *dir, const char *name, const char *text, char *path,
+                     size_t pathlen)
+{
+    snprintf(path, pathlen, "%s/%s-%ld", dir, name, (long)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fputs(text, f) >= 0, 1);
+    ck_assert_int_eq(fclose(f), 0);
+}
