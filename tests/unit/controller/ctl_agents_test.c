@@ -12,20 +12,13 @@
 #include <unistd.h>
 
 #include "ctl_api.h"
+#include "ctl_test_tokens.h"
 #include "util_test.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define INTERVAL_MS 10000
 
-static const util_token T_READER = {(char[]){"reader-0123456789"}, UTIL_ROLE_READER,
-                                    (char[]){"rita"}};
-static const util_token T_AGENT = {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}};
 static const util_token T_AGENT5 = {(char[]){"agent-0123456789b"}, UTIL_ROLE_AGENT, (char[]){"h5"}};
-static const util_token T_PROBER = {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER,
-                                    (char[]){"pat"}};
-static const util_token T_OPER = {(char[]){"operator-01234567"}, UTIL_ROLE_OPERATOR,
-                                  (char[]){"olga"}};
-static const util_token T_ADMIN = {(char[]){"admin-0123456789a"}, UTIL_ROLE_ADMIN, (char[]){"ada"}};
 
 static const char REG_H3[] = "{\"host\":\"h3\",\"version\":\"0.1.0\",\"mode\":\"srv6\","
                              "\"ports\":[{\"port\":0,\"up\":true},{\"port\":1,\"up\":false}],"

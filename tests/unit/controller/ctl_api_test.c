@@ -11,20 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util_test.h"
 #include "ctl_api.h"
+#include "ctl_test_tokens.h"
+#include "util_test.h"
 
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define BAD_BODIES CTL_TEST_DATA "/deny_bad_bodies.txt"
-
-static const util_token T_READER = {(char[]){"reader-0123456789"}, UTIL_ROLE_READER,
-                                    (char[]){"rita"}};
-static const util_token T_AGENT = {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}};
-static const util_token T_PROBER = {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER,
-                                    (char[]){"pat"}};
-static const util_token T_OPER = {(char[]){"operator-01234567"}, UTIL_ROLE_OPERATOR,
-                                  (char[]){"olga"}};
-static const util_token T_ADMIN = {(char[]){"admin-0123456789a"}, UTIL_ROLE_ADMIN, (char[]){"ada"}};
 
 /* The option table GET /api/v1/config reports: a set secret, an unset secret, an unset string. */
 static struct {
