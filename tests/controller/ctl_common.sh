@@ -2,10 +2,8 @@
 # What the scripts that run mrc-controller on loopback share; sourced.
 # shellcheck shell=bash
 
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-check() { if eval "$1"; then pass "$2"; else fail "$2"; fi; }
+# shellcheck source=tests/check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check.sh"
 
 # ctl_port LOG [PID [SCHEME]]: the port a controller started with --listen 127.0.0.1:0 says in
 # LOG it serves on (SCHEME http or https), waiting up to 10 s (a machine under load may start
@@ -21,4 +19,17 @@ ctl_port() {
     done
     [ -n "$port" ] || { echo "FAIL the controller did not start: $(cat "$log")" >&2; return 1; }
     echo "$port"
+}
+
+# ctl_tokens FILE: a tokens file with one token of each role: alice reader, h0 agent, prober1
+# prober, bob operator, root admin
+ctl_tokens() {
+    cat >"$1" <<'TOKENS'
+# TOKEN ROLE NAME
+tok-reader-000000000001 reader alice
+tok-agent-0000000000001 agent h0
+tok-prober-000000000001 prober prober1
+tok-operator-0000000001 operator bob
+tok-admin-0000000000001 admin root
+TOKENS
 }

@@ -22,14 +22,7 @@ trap cleanup EXIT
 # shellcheck source=tests/controller/ctl_common.sh
 source "$root/tests/controller/ctl_common.sh"
 
-cat >"$tmp/tokens" <<'TOKENS'
-# TOKEN ROLE NAME
-tok-reader-000000000001 reader alice
-tok-agent-0000000000001 agent h0
-tok-prober-000000000001 prober prober1
-tok-operator-0000000001 operator bob
-tok-admin-0000000000001 admin root
-TOKENS
+ctl_tokens "$tmp/tokens"
 topo=$root/deploy/topologies/lab.json
 # the dashboard's folder of its own (web.sh tests the files; here they need only be there)
 mkdir -p "$tmp/web"
@@ -353,8 +346,4 @@ PY
 check '[ "$acked" -ge 20 ]' "the stream had written ($acked) before the kill"
 stop || true
 
-if [ "$failures" -gt 0 ]; then
-    echo "live: $failures failed"
-    exit 1
-fi
-echo "live: all passed"
+finish live

@@ -504,8 +504,4 @@ check '[ $rc = 1 ] && err_is "cannot reach the controller" && conforms error.sch
 MRCFAB_CONTROLLER=http://no-such-controller.invalid:8080 op undrain p0-t1-0
 check '[ $rc = 1 ] && err_is "cannot resolve"' "a controller name that does not resolve: exit 1"
 
-if [ "$failures" -gt 0 ]; then
-    echo "mrcctl_client: $failures failed"
-    exit 1
-fi
-echo "mrcctl_client: all passed"
+finish mrcctl_client

@@ -24,15 +24,8 @@ trap cleanup EXIT
 # shellcheck source=tests/controller/ctl_common.sh
 source "$root/tests/controller/ctl_common.sh"
 
-cat >"$tmp/tokens" <<'TOKENS'
-# TOKEN ROLE NAME
-tok-reader-000000000001 reader alice
-tok-agent-0000000000001 agent h0
-tok-prober-000000000001 prober prober1
-tok-prober-000000000002 prober prober2
-tok-operator-0000000001 operator bob
-tok-admin-0000000000001 admin root
-TOKENS
+ctl_tokens "$tmp/tokens"
+echo "tok-prober-000000000002 prober prober2" >>"$tmp/tokens"
 topo=$root/deploy/topologies/lab.json
 
 # the dashboard's folder: a page, a script, a module, a subfolder's file, a file of no known
@@ -226,8 +219,4 @@ s=$(get GET /api/v1/config tok-reader-000000000001)
 check '[ "$(json "d[\"web\"]")" = "$root/web" ]' "the default --web is the source tree's web/"
 stop
 
-if [ "$failures" -gt 0 ]; then
-    echo "web: $failures failed"
-    exit 1
-fi
-echo "web: all passed"
+finish web

@@ -9,12 +9,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 vectors=$here/../vectors
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() {
-    printf 'FAIL %s\n' "$*"
-    failures=$((failures + 1))
-}
+# shellcheck source=tests/check.sh
+source "$here/../check.sh"
 # run NAME ARGS...: mrc-decode's output in $tmp/NAME.out and .err (empty after a run that
 # decoded: a sanitizer report lands there), its exit status in $rc
 run() {
@@ -122,8 +118,8 @@ json.dump({"frames": [m for (_, _, _, _, m) in frames],
            "outer_hlim": outer_t[7]}, open(out + "/frames.json", "w"))
 EOF
 
-# check OUT: every frame of frames.json against mrc-decode's lines
-check() {
+# check_frames OUT: every frame of frames.json against mrc-decode's lines
+check_frames() {
     python3 - "$tmp/frames.json" "$1" <<'EOF'
 import ipaddress, json, sys
 
@@ -190,7 +186,7 @@ print([m.get("vector") for m in json.load(open(sys.argv[1]))["frames"]].index(sy
 nvec=$(python3 -c 'import json, sys
 print(sum("vector" in m for m in json.load(open(sys.argv[1]))["frames"]))' "$tmp/frames.json")
 run eth "$tmp/eth.pcap"
-res=$(check "$tmp/eth.out")
+res=$(check_frames "$tmp/eth.out")
 [ $rc -eq 1 ] && [ "$res" = ok ] && [ ! -s "$tmp/eth.err" ] &&
     pass "Ethernet: $nvec vectors decoded field by field, ARP and UDP 4792 skipped, a flipped byte refused, exit 1" ||
     fail "Ethernet: exit $rc: $res"
@@ -278,7 +274,4 @@ else
     echo "SKIP tshark: not installed"
 fi
 
-[ $failures -eq 0 ] && echo "all mrc-decode checks passed" || {
-    echo "$failures failed"
-    exit 1
-}
+finish mrc-decode

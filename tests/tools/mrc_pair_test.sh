@@ -6,12 +6,8 @@ set -euo pipefail
 bin=${1:?usage: mrc_pair_test.sh BINDIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() {
-    printf 'FAIL %s\n' "$*"
-    failures=$((failures + 1))
-}
+# shellcheck source=tests/check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check.sh"
 # field FILE EXPR: a value of the JSON summary, by a Python expression on |s|
 field() { python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -73,4 +69,4 @@ else
     fail "trim marks in the pcap: DSCP 12 $t12, 16 $t16, trimmed $trimmed, long $long, CE $ce"
 fi
 
-[ $failures -eq 0 ] && echo "all mrc-pair checks passed" || { echo "$failures failed"; exit 1; }
+finish mrc-pair
