@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_netlink.h"
+#include "mrcctl_netlink.h"
 #include "util.h"
 
 #define MAGIC 0x4d524346u /* "MRCF" */
@@ -309,15 +309,15 @@ static int read_counters(const lab *l, uint64_t *pkts, uint64_t *errs)
     for (uint32_t sw = 0; sw < fab_topo_nswitches(topo); sw++) {
         fab_switch s;
         char netns[128], errmsg[256];
-        ctl_nl *nl;
-        ctl_nl_route *routes;
+        mrcctl_nl *nl;
+        mrcctl_nl_route *routes;
         size_t n;
         uint8_t pfx[16];
         fab_switch_get(topo, sw, &s);
         fab_plan_container(fab_topo_plan(topo), &s.usid, 1, pfx);
         snprintf(netns, sizeof(netns), "%s-%s", l->prefix, s.name);
-        if (ctl_nl_open(netns, &nl, errmsg, sizeof(errmsg)) != 0 ||
-            ctl_nl_routes_dump(nl, &routes, &n, errmsg, sizeof(errmsg)) != 0) {
+        if (mrcctl_nl_open(netns, &nl, errmsg, sizeof(errmsg)) != 0 ||
+            mrcctl_nl_routes_dump(nl, &routes, &n, errmsg, sizeof(errmsg)) != 0) {
             fprintf(stderr, "lab-paths: %s\n", errmsg);
             return -1;
         }
@@ -329,7 +329,7 @@ static int read_counters(const lab *l, uint64_t *pkts, uint64_t *errs)
             }
         }
         free(routes);
-        ctl_nl_close(nl);
+        mrcctl_nl_close(nl);
     }
     return 0;
 }

@@ -20,14 +20,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ctl_netlink.h"
+#include "mrcctl_netlink.h"
 #include "util.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
 
-struct ctl_nl {
+struct mrcctl_nl {
     struct nl_sock *sk;
     struct nl_cache *links;
     int nsfd; /* the target namespace, for sysctl reads; -1 for our own */
@@ -62,7 +62,7 @@ out:
 
 static int connect_sock(void *arg)
 {
-    ctl_nl *nl = arg;
+    mrcctl_nl *nl = arg;
     int one = 1;
     nl->sk = nl_socket_alloc();
     if (!nl->sk) {
@@ -78,9 +78,9 @@ static int connect_sock(void *arg)
     return 0;
 }
 
-int ctl_nl_open(const char *netns, ctl_nl **pnl, char *errmsg, size_t errmsglen)
+int mrcctl_nl_open(const char *netns, mrcctl_nl **pnl, char *errmsg, size_t errmsglen)
 {
-    ctl_nl *nl = util_xcalloc(1, sizeof(*nl));
+    mrcctl_nl *nl = util_xcalloc(1, sizeof(*nl));
     int rv;
     nl->nsfd = -1;
     if (netns) {
@@ -107,11 +107,11 @@ int ctl_nl_open(const char *netns, ctl_nl **pnl, char *errmsg, size_t errmsglen)
     *pnl = nl;
     return 0;
 fail:
-    ctl_nl_close(nl);
+    mrcctl_nl_close(nl);
     return rv;
 }
 
-void ctl_nl_close(ctl_nl *nl)
+void mrcctl_nl_close(mrcctl_nl *nl)
 {
     if (!nl) {
         return;
@@ -128,12 +128,12 @@ void ctl_nl_close(ctl_nl *nl)
     free(nl);
 }
 
-int ctl_nl_ifindex(ctl_nl *nl, const char *name)
+int mrcctl_nl_ifindex(mrcctl_nl *nl, const char *name)
 {
     return rtnl_link_name2i(nl->links, name);
 }
 
-void ctl_nl_ifname(ctl_nl *nl, int ifindex, char *dest, size_t destlen)
+void mrcctl_nl_ifname(mrcctl_nl *nl, int ifindex, char *dest, size_t destlen)
 {
     if (!rtnl_link_i2name(nl->links, ifindex, dest, destlen)) {
         snprintf(dest, destlen, "?");
@@ -191,7 +191,7 @@ static int on_valid(struct nl_msg *msg, void *arg)
     return NL_OK;
 }
 
-static int run(ctl_nl *nl, struct nl_msg *msg, exchange *x)
+static int run(mrcctl_nl *nl, struct nl_msg *msg, exchange *x)
 {
     struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
     int rv;
@@ -239,7 +239,7 @@ static uint32_t attr_u32(struct nlattr *a, uint32_t dflt)
     return (a && nla_len(a) >= 4) ? nla_get_u32(a) : dflt;
 }
 
-static void parse_seg6local(struct nlattr *encap, ctl_nl_route *r)
+static void parse_seg6local(struct nlattr *encap, mrcctl_nl_route *r)
 {
     struct nlattr *tb[SEG6_LOCAL_MAX + 1], *fl[SEG6_LOCAL_FLV_MAX + 1];
     if (nla_parse_nested(tb, SEG6_LOCAL_MAX, encap, NULL) != 0) {
@@ -271,7 +271,7 @@ static void parse_seg6local(struct nlattr *encap, ctl_nl_route *r)
 }
 
 typedef struct route_list {
-    ctl_nl_route *v;
+    mrcctl_nl_route *v;
     size_t n, cap;
 } route_list;
 
@@ -290,7 +290,7 @@ static int parse_route(struct nlmsghdr *nlh, void *arg)
         l->cap = l->cap ? 2 * l->cap : 64;
         l->v = util_xrealloc(l->v, l->cap * sizeof(*l->v));
     }
-    ctl_nl_route *r = &l->v[l->n++];
+    mrcctl_nl_route *r = &l->v[l->n++];
     memset(r, 0, sizeof(*r));
     r->dst_len = rtm->rtm_dst_len;
     r->protocol = rtm->rtm_protocol;
@@ -318,7 +318,7 @@ static int parse_route(struct nlmsghdr *nlh, void *arg)
 
 /* A dump of |type|, each message given to |parse|; a dump interrupted by a concurrent change
  * is simply taken again, after |reset| forgets what the torn one parsed. */
-static int dump(ctl_nl *nl, int type, const void *hdr, size_t hdrlen,
+static int dump(mrcctl_nl *nl, int type, const void *hdr, size_t hdrlen,
                 int (*parse)(struct nlmsghdr *, void *), void *arg, size_t *reset, char *errmsg,
                 size_t errmsglen)
 {
@@ -337,7 +337,7 @@ static int dump(ctl_nl *nl, int type, const void *hdr, size_t hdrlen,
     return rv;
 }
 
-int ctl_nl_routes_dump(ctl_nl *nl, ctl_nl_route **proutes, size_t *pn, char *errmsg,
+int mrcctl_nl_routes_dump(mrcctl_nl *nl, mrcctl_nl_route **proutes, size_t *pn, char *errmsg,
                        size_t errmsglen)
 {
     route_list l = {0};
@@ -353,7 +353,7 @@ int ctl_nl_routes_dump(ctl_nl *nl, ctl_nl_route **proutes, size_t *pn, char *err
     return 0;
 }
 
-static int put_route(struct nl_msg *msg, const ctl_nl_route *r)
+static int put_route(struct nl_msg *msg, const mrcctl_nl_route *r)
 {
     struct rtmsg rtm = {
         .rtm_family = AF_INET6,
@@ -403,7 +403,7 @@ static int put_route(struct nl_msg *msg, const ctl_nl_route *r)
     return 0;
 }
 
-static int route_msg(ctl_nl *nl, int type, int flags, const ctl_nl_route *r, char *errmsg,
+static int route_msg(mrcctl_nl *nl, int type, int flags, const mrcctl_nl_route *r, char *errmsg,
                      size_t errmsglen, const char *what)
 {
     struct nl_msg *msg = nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_ACK | flags);
@@ -420,20 +420,20 @@ static int route_msg(ctl_nl *nl, int type, int flags, const ctl_nl_route *r, cha
     return rv;
 }
 
-int ctl_nl_route_add(ctl_nl *nl, const ctl_nl_route *r, bool replace, char *errmsg,
+int mrcctl_nl_route_add(mrcctl_nl *nl, const mrcctl_nl_route *r, bool replace, char *errmsg,
                      size_t errmsglen)
 {
     int flags = NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL);
     return route_msg(nl, RTM_NEWROUTE, flags, r, errmsg, errmsglen, "cannot add the route");
 }
 
-int ctl_nl_route_del(ctl_nl *nl, const ctl_nl_route *r, char *errmsg, size_t errmsglen)
+int mrcctl_nl_route_del(mrcctl_nl *nl, const mrcctl_nl_route *r, char *errmsg, size_t errmsglen)
 {
     return route_msg(nl, RTM_DELROUTE, 0, r, errmsg, errmsglen, "cannot remove the route");
 }
 
 typedef struct addr_list {
-    ctl_nl_addr *v;
+    mrcctl_nl_addr *v;
     size_t n, cap;
 } addr_list;
 
@@ -456,7 +456,7 @@ static int parse_addr(struct nlmsghdr *nlh, void *arg)
         l->cap = l->cap ? 2 * l->cap : 64;
         l->v = util_xrealloc(l->v, l->cap * sizeof(*l->v));
     }
-    ctl_nl_addr *x = &l->v[l->n++];
+    mrcctl_nl_addr *x = &l->v[l->n++];
     x->ifindex = (int)ifa->ifa_index;
     memcpy(x->addr, nla_data(a), 16);
     x->plen = ifa->ifa_prefixlen;
@@ -464,7 +464,7 @@ static int parse_addr(struct nlmsghdr *nlh, void *arg)
     return 0;
 }
 
-int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg, size_t errmsglen)
+int mrcctl_nl_addrs_dump(mrcctl_nl *nl, mrcctl_nl_addr **paddrs, size_t *pn, char *errmsg, size_t errmsglen)
 {
     addr_list l = {0};
     struct ifaddrmsg ifa = {.ifa_family = AF_INET6};
@@ -479,7 +479,7 @@ int ctl_nl_addrs_dump(ctl_nl *nl, ctl_nl_addr **paddrs, size_t *pn, char *errmsg
     return 0;
 }
 
-static int addr_msg(ctl_nl *nl, int type, int flags, const ctl_nl_addr *a, char *errmsg,
+static int addr_msg(mrcctl_nl *nl, int type, int flags, const mrcctl_nl_addr *a, char *errmsg,
                     size_t errmsglen, const char *what)
 {
     struct ifaddrmsg ifa = {
@@ -510,13 +510,13 @@ static int addr_msg(ctl_nl *nl, int type, int flags, const ctl_nl_addr *a, char 
     return rv;
 }
 
-int ctl_nl_addr_add(ctl_nl *nl, const ctl_nl_addr *a, char *errmsg, size_t errmsglen)
+int mrcctl_nl_addr_add(mrcctl_nl *nl, const mrcctl_nl_addr *a, char *errmsg, size_t errmsglen)
 {
     return addr_msg(nl, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, a, errmsg, errmsglen,
                     "cannot add the address");
 }
 
-int ctl_nl_addr_del(ctl_nl *nl, const ctl_nl_addr *a, char *errmsg, size_t errmsglen)
+int mrcctl_nl_addr_del(mrcctl_nl *nl, const mrcctl_nl_addr *a, char *errmsg, size_t errmsglen)
 {
     return addr_msg(nl, RTM_DELADDR, 0, a, errmsg, errmsglen, "cannot remove the address");
 }
@@ -542,7 +542,7 @@ static int read_sysctl(void *arg)
     return 0;
 }
 
-int ctl_nl_sysctl6(ctl_nl *nl, const char *name)
+int mrcctl_nl_sysctl6(mrcctl_nl *nl, const char *name)
 {
     sysctl_read s = {.name = name};
     in_netns(nl->nsfd, read_sysctl, &s);

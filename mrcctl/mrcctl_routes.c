@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ctl_install.h"
-#include "ctl_netlink.h"
+#include "mrcctl_install.h"
+#include "mrcctl_netlink.h"
 #include "mrcctl.h"
 #include "util.h"
 
@@ -191,7 +191,7 @@ static int render(mrcctl *c, const routes_opts *o)
     return rv;
 }
 
-static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes_opts *o,
+static void print_plan(mrcctl *c, mrcctl_nl *nl, const mrcctl_plan *plan, const routes_opts *o,
                        bool applied)
 {
     char line[512];
@@ -199,16 +199,16 @@ static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes
         printf("%s%s%s: %zu to add, %zu to change, %zu to remove, %zu unchanged, %zu "
                "conflict%s\n",
                o->sw, o->netns ? " in netns " : "", o->netns ? o->netns : "",
-               plan->counts[CTL_OP_ADD], plan->counts[CTL_OP_CHANGE], plan->counts[CTL_OP_REMOVE],
-               plan->unchanged, plan->counts[CTL_OP_CONFLICT],
-               plan->counts[CTL_OP_CONFLICT] == 1 ? "" : "s");
+               plan->counts[MRCCTL_OP_ADD], plan->counts[MRCCTL_OP_CHANGE], plan->counts[MRCCTL_OP_REMOVE],
+               plan->unchanged, plan->counts[MRCCTL_OP_CONFLICT],
+               plan->counts[MRCCTL_OP_CONFLICT] == 1 ? "" : "s");
         for (size_t i = 0; i < plan->n; i++) {
-            ctl_item_describe(nl, &plan->items[i], line, sizeof(line));
-            printf("  %-8s %s\n", ctl_op_name(plan->items[i].op), line);
+            mrcctl_item_describe(nl, &plan->items[i], line, sizeof(line));
+            printf("  %-8s %s\n", mrcctl_op_name(plan->items[i].op), line);
         }
         if (o->dry_run) {
             printf("dry run: nothing changed\n");
-        } else if (applied && plan->n > plan->counts[CTL_OP_CONFLICT]) {
+        } else if (applied && plan->n > plan->counts[MRCCTL_OP_CONFLICT]) {
             printf("applied\n");
         }
         return;
@@ -220,16 +220,16 @@ static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes
     json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
     json_object_object_add(doc, "applied", json_object_new_boolean(applied));
     json_object_object_add(doc, "unchanged", json_object_new_int64((int64_t)plan->unchanged));
-    for (int op = 0; op <= CTL_OP_CONFLICT; op++) {
-        json_object_object_add(counts, ctl_op_name((ctl_op)op),
+    for (int op = 0; op <= MRCCTL_OP_CONFLICT; op++) {
+        json_object_object_add(counts, mrcctl_op_name((mrcctl_op)op),
                                json_object_new_int64((int64_t)plan->counts[op]));
     }
     json_object_object_add(doc, "counts", counts);
     for (size_t i = 0; i < plan->n; i++) {
-        const ctl_item *it = &plan->items[i];
+        const mrcctl_item *it = &plan->items[i];
         json_object *ch = json_object_new_object();
         char a[48], pfx[64];
-        json_object_object_add(ch, "op", json_object_new_string(ctl_op_name(it->op)));
+        json_object_object_add(ch, "op", json_object_new_string(mrcctl_op_name(it->op)));
         json_object_object_add(ch, "kind",
                                json_object_new_string(it->is_addr ? "address" : "route"));
         if (it->is_addr) {
@@ -238,7 +238,7 @@ static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes
             snprintf(pfx, sizeof(pfx), "%s/%u", fab_addr_str(it->route.dst, a), it->route.dst_len);
         }
         json_object_object_add(ch, it->is_addr ? "address" : "prefix", json_object_new_string(pfx));
-        ctl_item_describe(nl, it, line, sizeof(line));
+        mrcctl_item_describe(nl, it, line, sizeof(line));
         json_object_object_add(ch, "text", json_object_new_string(line));
         json_object_array_add(changes, ch);
     }
@@ -249,8 +249,8 @@ static void print_plan(mrcctl *c, ctl_nl *nl, const ctl_plan *plan, const routes
 static int install(mrcctl *c, const routes_opts *o)
 {
     fab_tables *tables = NULL;
-    ctl_nl *nl = NULL;
-    ctl_plan plan = {0};
+    mrcctl_nl *nl = NULL;
+    mrcctl_plan plan = {0};
     uint32_t sw;
     char errmsg[1024];
     int rv;
@@ -263,15 +263,15 @@ static int install(mrcctl *c, const routes_opts *o)
     if (fab_tables_compute(c->topo, &tables) != 0) {
         return mrcctl_fail(c, MRCCTL_FAIL, NULL, "out of memory");
     }
-    if (ctl_nl_open(o->netns, &nl, errmsg, sizeof(errmsg)) != 0) {
+    if (mrcctl_nl_open(o->netns, &nl, errmsg, sizeof(errmsg)) != 0) {
         rv = mrcctl_fail(c, o->netns ? MRCCTL_BADINPUT : MRCCTL_FAIL, NULL, "%s", errmsg);
         goto out;
     }
-    if (ctl_install_plan(c->topo, tables, sw, nl, &plan, errmsg, sizeof(errmsg)) != 0) {
+    if (mrcctl_install_plan(c->topo, tables, sw, nl, &plan, errmsg, sizeof(errmsg)) != 0) {
         rv = mrcctl_fail(c, MRCCTL_FAIL, NULL, "%s", errmsg);
         goto out;
     }
-    if (ctl_nl_sysctl6(nl, "conf/all/forwarding") == 0) {
+    if (mrcctl_nl_sysctl6(nl, "conf/all/forwarding") == 0) {
         fprintf(stderr,
                 "mrcctl: warning: IPv6 forwarding is off on %s: the routes will not "
                 "forward (sysctl net.ipv6.conf.all.forwarding=1)\n",
@@ -279,7 +279,7 @@ static int install(mrcctl *c, const routes_opts *o)
     }
     bool applied = false;
     if (!o->dry_run) {
-        if (ctl_install_apply(nl, &plan, errmsg, sizeof(errmsg)) != 0) {
+        if (mrcctl_install_apply(nl, &plan, errmsg, sizeof(errmsg)) != 0) {
             print_plan(c, nl, &plan, o, false);
             rv = mrcctl_fail(c, MRCCTL_FAIL, NULL, "%s", errmsg);
             goto out;
@@ -287,17 +287,17 @@ static int install(mrcctl *c, const routes_opts *o)
         applied = true;
     }
     print_plan(c, nl, &plan, o, applied);
-    if (plan.counts[CTL_OP_CONFLICT]) {
+    if (plan.counts[MRCCTL_OP_CONFLICT]) {
         fprintf(stderr,
                 "mrcctl: %zu route%s not owned by mrcfab (protocol %u) hold prefixes of %s; "
                 "left alone\n",
-                plan.counts[CTL_OP_CONFLICT], plan.counts[CTL_OP_CONFLICT] == 1 ? "" : "s",
+                plan.counts[MRCCTL_OP_CONFLICT], plan.counts[MRCCTL_OP_CONFLICT] == 1 ? "" : "s",
                 fab_topo_plan(c->topo)->route_proto, o->sw);
         rv = MRCCTL_FAIL;
     }
 out:
-    ctl_plan_fini(&plan);
-    ctl_nl_close(nl);
+    mrcctl_plan_fini(&plan);
+    mrcctl_nl_close(nl);
     fab_tables_free(tables);
     return rv;
 }

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_install.h"
+#include "mrcctl_install.h"
 #include "util.h"
 
 #define METRIC 1024 /* the kernel's default for IPv6; set explicitly so keys compare */
 
-static void push(ctl_plan *plan, size_t *cap, const ctl_item *item)
+static void push(mrcctl_plan *plan, size_t *cap, const mrcctl_item *item)
 {
     if (plan->n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
@@ -23,13 +23,13 @@ static void push(ctl_plan *plan, size_t *cap, const ctl_item *item)
     plan->counts[item->op]++;
 }
 
-static bool same_key(const ctl_nl_route *a, const ctl_nl_route *b)
+static bool same_key(const mrcctl_nl_route *a, const mrcctl_nl_route *b)
 {
     return a->table == b->table && a->dst_len == b->dst_len && a->priority == b->priority &&
            memcmp(a->dst, b->dst, 16) == 0;
 }
 
-static bool same_route(const ctl_nl_route *a, const ctl_nl_route *b)
+static bool same_route(const mrcctl_nl_route *a, const mrcctl_nl_route *b)
 {
     if (a->oif != b->oif || a->type != b->type || a->has_gw != b->has_gw ||
         (a->has_gw && memcmp(a->gw, b->gw, 16) != 0) || a->seg6local != b->seg6local) {
@@ -41,8 +41,8 @@ static bool same_route(const ctl_nl_route *a, const ctl_nl_route *b)
 }
 
 /* The wanted routes and addresses of |sw|, resolving interface names in |nl|'s namespace. */
-static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, ctl_nl *nl,
-                  ctl_nl_route **proutes, ctl_nl_addr **paddrs, size_t *pn, char *errmsg,
+static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, mrcctl_nl *nl,
+                  mrcctl_nl_route **proutes, mrcctl_nl_addr **paddrs, size_t *pn, char *errmsg,
                   size_t errmsglen)
 {
     const fab_plan *fp = fab_topo_plan(topo);
@@ -50,18 +50,18 @@ static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, c
     size_t n, missing = 0, used = 0;
     const fab_route *r = fab_tables_routes(tables, sw, &n);
     fab_switch_get(topo, sw, &info);
-    ctl_nl_route *routes = util_xcalloc(n, sizeof(*routes));
-    ctl_nl_addr *addrs = util_xcalloc(n, sizeof(*addrs));
+    mrcctl_nl_route *routes = util_xcalloc(n, sizeof(*routes));
+    mrcctl_nl_addr *addrs = util_xcalloc(n, sizeof(*addrs));
     errmsg[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        ctl_nl_route *w = &routes[i];
+        mrcctl_nl_route *w = &routes[i];
         char ifname[FAB_IFNAME_MAX];
         if (r[i].action == FAB_ACT_UN) {
             snprintf(ifname, sizeof(ifname), "%s", info.sid_device);
         } else {
             fab_switch_ifname(topo, sw, r[i].port, ifname, sizeof(ifname));
         }
-        int ifindex = ctl_nl_ifindex(nl, ifname);
+        int ifindex = mrcctl_nl_ifindex(nl, ifname);
         if (ifindex <= 0) {
             if (missing++ < 8) {
                 used += (size_t)snprintf(errmsg + used, errmsglen - used, "%s%s",
@@ -90,7 +90,7 @@ static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, c
             w->has_gw = true;
             fab_route_nexthop(topo, &r[i], w->gw);
         }
-        ctl_nl_addr *a = &addrs[i];
+        mrcctl_nl_addr *a = &addrs[i];
         a->ifindex = ifindex;
         fab_switch_port_lladdr(topo, sw, r[i].port, a->addr);
         a->plen = 64;
@@ -111,25 +111,25 @@ static int wanted(const fab_topo *topo, const fab_tables *tables, uint32_t sw, c
     return 0;
 }
 
-int ctl_install_plan(const fab_topo *topo, const fab_tables *tables, uint32_t sw, ctl_nl *nl,
-                     ctl_plan *plan, char *errmsg, size_t errmsglen)
+int mrcctl_install_plan(const fab_topo *topo, const fab_tables *tables, uint32_t sw, mrcctl_nl *nl,
+                     mrcctl_plan *plan, char *errmsg, size_t errmsglen)
 {
     const fab_plan *fp = fab_topo_plan(topo);
-    ctl_nl_route *want = NULL, *have = NULL;
-    ctl_nl_addr *wantaddr = NULL, *haveaddr = NULL;
+    mrcctl_nl_route *want = NULL, *have = NULL;
+    mrcctl_nl_addr *wantaddr = NULL, *haveaddr = NULL;
     size_t nwant = 0, nhave = 0, nhaveaddr = 0, cap = 0;
     bool *matched = NULL;
     int rv;
     memset(plan, 0, sizeof(*plan));
     if ((rv = wanted(topo, tables, sw, nl, &want, &wantaddr, &nwant, errmsg, errmsglen)) != 0 ||
-        (rv = ctl_nl_routes_dump(nl, &have, &nhave, errmsg, errmsglen)) != 0 ||
-        (rv = ctl_nl_addrs_dump(nl, &haveaddr, &nhaveaddr, errmsg, errmsglen)) != 0) {
+        (rv = mrcctl_nl_routes_dump(nl, &have, &nhave, errmsg, errmsglen)) != 0 ||
+        (rv = mrcctl_nl_addrs_dump(nl, &haveaddr, &nhaveaddr, errmsg, errmsglen)) != 0) {
         goto out;
     }
     /* a table is O(radix) routes; the quadratic match stays well under a millisecond */
     matched = util_xcalloc(nhave + 1, sizeof(bool));
     for (size_t i = 0; i < nwant; i++) {
-        ctl_item item = {.route = want[i]};
+        mrcctl_item item = {.route = want[i]};
         size_t k;
         for (k = 0; k < nhave; k++) {
             if (have[k].table == fp->route_table && same_key(&have[k], &want[i])) {
@@ -137,17 +137,17 @@ int ctl_install_plan(const fab_topo *topo, const fab_tables *tables, uint32_t sw
             }
         }
         if (k == nhave) {
-            item.op = CTL_OP_ADD;
+            item.op = MRCCTL_OP_ADD;
         } else {
             matched[k] = true;
             if (have[k].protocol != fp->route_proto) {
-                item.op = CTL_OP_CONFLICT;
+                item.op = MRCCTL_OP_CONFLICT;
                 item.route = have[k];
             } else if (same_route(&have[k], &want[i])) {
                 plan->unchanged++;
                 continue;
             } else {
-                item.op = CTL_OP_CHANGE;
+                item.op = MRCCTL_OP_CHANGE;
             }
         }
         push(plan, &cap, &item);
@@ -155,7 +155,7 @@ int ctl_install_plan(const fab_topo *topo, const fab_tables *tables, uint32_t sw
     for (size_t k = 0; k < nhave; k++) {
         if (!matched[k] && have[k].table == fp->route_table &&
             have[k].protocol == fp->route_proto) {
-            ctl_item item = {.op = CTL_OP_REMOVE, .route = have[k]};
+            mrcctl_item item = {.op = MRCCTL_OP_REMOVE, .route = have[k]};
             push(plan, &cap, &item);
         }
     }
@@ -177,12 +177,12 @@ int ctl_install_plan(const fab_topo *topo, const fab_tables *tables, uint32_t sw
             plan->unchanged++;
             continue;
         }
-        ctl_item item = {.op = CTL_OP_ADD, .is_addr = true, .addr = wantaddr[i]};
+        mrcctl_item item = {.op = MRCCTL_OP_ADD, .is_addr = true, .addr = wantaddr[i]};
         push(plan, &cap, &item);
     }
     for (size_t k = 0; k < nhaveaddr; k++) {
         if (!matched[k] && haveaddr[k].proto == fp->route_proto) {
-            ctl_item item = {.op = CTL_OP_REMOVE, .is_addr = true, .addr = haveaddr[k]};
+            mrcctl_item item = {.op = MRCCTL_OP_REMOVE, .is_addr = true, .addr = haveaddr[k]};
             push(plan, &cap, &item);
         }
     }
@@ -193,51 +193,51 @@ out:
     free(wantaddr);
     free(haveaddr);
     if (rv != 0) {
-        ctl_plan_fini(plan);
+        mrcctl_plan_fini(plan);
     }
     return rv;
 }
 
-static int apply_one(ctl_nl *nl, const ctl_item *it, char *errmsg, size_t errmsglen)
+static int apply_one(mrcctl_nl *nl, const mrcctl_item *it, char *errmsg, size_t errmsglen)
 {
     if (it->is_addr) {
-        return it->op == CTL_OP_ADD ? ctl_nl_addr_add(nl, &it->addr, errmsg, errmsglen)
-                                    : ctl_nl_addr_del(nl, &it->addr, errmsg, errmsglen);
+        return it->op == MRCCTL_OP_ADD ? mrcctl_nl_addr_add(nl, &it->addr, errmsg, errmsglen)
+                                    : mrcctl_nl_addr_del(nl, &it->addr, errmsg, errmsglen);
     }
     switch (it->op) {
-    case CTL_OP_ADD:
-        return ctl_nl_route_add(nl, &it->route, false, errmsg, errmsglen);
-    case CTL_OP_CHANGE:
-        return ctl_nl_route_add(nl, &it->route, true, errmsg, errmsglen);
-    case CTL_OP_REMOVE:
-        return ctl_nl_route_del(nl, &it->route, errmsg, errmsglen);
+    case MRCCTL_OP_ADD:
+        return mrcctl_nl_route_add(nl, &it->route, false, errmsg, errmsglen);
+    case MRCCTL_OP_CHANGE:
+        return mrcctl_nl_route_add(nl, &it->route, true, errmsg, errmsglen);
+    case MRCCTL_OP_REMOVE:
+        return mrcctl_nl_route_del(nl, &it->route, errmsg, errmsglen);
     default:
         return 0;
     }
 }
 
-int ctl_install_apply(ctl_nl *nl, const ctl_plan *plan, char *errmsg, size_t errmsglen)
+int mrcctl_install_apply(mrcctl_nl *nl, const mrcctl_plan *plan, char *errmsg, size_t errmsglen)
 {
     /* addresses first (neighbours resolve our link-locals), stale routes before new ones */
     static const struct {
         bool is_addr;
-        ctl_op op;
-    } order[] = {{true, CTL_OP_ADD},
-                 {false, CTL_OP_REMOVE},
-                 {false, CTL_OP_CHANGE},
-                 {false, CTL_OP_ADD},
-                 {true, CTL_OP_REMOVE}};
+        mrcctl_op op;
+    } order[] = {{true, MRCCTL_OP_ADD},
+                 {false, MRCCTL_OP_REMOVE},
+                 {false, MRCCTL_OP_CHANGE},
+                 {false, MRCCTL_OP_ADD},
+                 {true, MRCCTL_OP_REMOVE}};
     for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++) {
         for (size_t i = 0; i < plan->n; i++) {
-            const ctl_item *it = &plan->items[i];
+            const mrcctl_item *it = &plan->items[i];
             if (it->is_addr != order[o].is_addr || it->op != order[o].op) {
                 continue;
             }
             char what[512], why[512];
             int rv = apply_one(nl, it, why, sizeof(why));
             if (rv != 0) {
-                ctl_item_describe(nl, it, what, sizeof(what));
-                snprintf(errmsg, errmsglen, "%s %s: %s", ctl_op_name(it->op), what, why);
+                mrcctl_item_describe(nl, it, what, sizeof(what));
+                snprintf(errmsg, errmsglen, "%s %s: %s", mrcctl_op_name(it->op), what, why);
                 return rv;
             }
         }
@@ -245,29 +245,29 @@ int ctl_install_apply(ctl_nl *nl, const ctl_plan *plan, char *errmsg, size_t err
     return 0;
 }
 
-void ctl_plan_fini(ctl_plan *plan)
+void mrcctl_plan_fini(mrcctl_plan *plan)
 {
     free(plan->items);
     memset(plan, 0, sizeof(*plan));
 }
 
-const char *ctl_op_name(ctl_op op)
+const char *mrcctl_op_name(mrcctl_op op)
 {
     static const char *const names[] = {"add", "change", "remove", "conflict"};
-    return op <= CTL_OP_CONFLICT ? names[op] : "?";
+    return op <= MRCCTL_OP_CONFLICT ? names[op] : "?";
 }
 
-void ctl_item_describe(ctl_nl *nl, const ctl_item *it, char *dest, size_t destlen)
+void mrcctl_item_describe(mrcctl_nl *nl, const mrcctl_item *it, char *dest, size_t destlen)
 {
     char addr[48], gw[48], dev[32];
     if (it->is_addr) {
-        ctl_nl_ifname(nl, it->addr.ifindex, dev, sizeof(dev));
+        mrcctl_nl_ifname(nl, it->addr.ifindex, dev, sizeof(dev));
         snprintf(dest, destlen, "address %s/%u dev %s", fab_addr_str(it->addr.addr, addr),
                  it->addr.plen, dev);
         return;
     }
-    const ctl_nl_route *r = &it->route;
-    ctl_nl_ifname(nl, r->oif, dev, sizeof(dev));
+    const mrcctl_nl_route *r = &it->route;
+    mrcctl_nl_ifname(nl, r->oif, dev, sizeof(dev));
     fab_addr_str(r->dst, addr);
     if (r->seg6local) {
         snprintf(dest, destlen,
