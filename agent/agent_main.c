@@ -20,35 +20,41 @@ static struct {
 
 /* clang-format off */
 static const util_opt opts[] = {
-    {"topology", UTIL_OPT_STR, NULL, 0, 0, &o.topology, "topology file (required)", false},
-    {"host", UTIL_OPT_STR, NULL, 0, 0, &o.host, "this host's name in the topology (required)", false},
-    {"mode", UTIL_OPT_STR, "srv6", 0, 0, &o.mode, "srv6 (the path in the outer address) or ecmp (the EV in the UDP source port only)", false},
-    {"api", UTIL_OPT_STR, AGENT_API_DEFAULT, 0, 0, &o.api, "local API socket ('@' first: abstract, one per network namespace)", false},
-    {"controller", UTIL_OPT_STR, NULL, 0, 0, &o.controller, "the controller's URL, http[s]://HOST:PORT (none: run alone on the topology)", false},
-    {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding this agent's bearer token (role agent, named after the host)", false},
-    {"cacert", UTIL_OPT_STR, NULL, 0, 0, &o.cacert, "PEM file of the CAs that sign the controller's certificate (https)", false},
-    {"state_dir", UTIL_OPT_STR, NULL, 0, 0, &o.state_dir, "where the last profile and denylist are kept (required with --controller)", false},
-    {"oob", UTIL_OPT_STR, NULL, 0, 0, &o.oob, "[ADDR]:PORT where mrc-perf setup reaches this host, told to the controller", false},
-    {"report_interval", UTIL_OPT_UINT, "10", 1, 3600, &o.report_interval, "seconds between reports to the controller", false},
-    {"report_max", UTIL_OPT_UINT, "65000", 4096, 16777216, &o.report_max, "largest report, bytes (at most the controller's max_body)", false},
-    {"mtu", UTIL_OPT_UINT, "4096", 256, 8192, &o.mtu, "payload bytes per packet (a power of two)", false},
-    {"evs", UTIL_OPT_UINT, "128", 1, 1024, &o.evs, "EVs per peer, spread over its paths", false},
-    {"cc", UTIL_OPT_STR, "none", 0, 0, &o.cc, "congestion control: none or uet-1.0-nscc", false},
-    {"port_gbps", UTIL_OPT_UINT, "100", 1, 1600, &o.port_gbps, "rate of one plane port, Gb/s (NSCC)", false},
-    {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 100000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns (NSCC)", false},
-    {"timeout", UTIL_OPT_UINT, "14", 1, 24, &o.timeout, "QPs' local ACK timeout: 1.024 us x 2^N (14: 16.8 ms; hosts whose switches are software queue for milliseconds)", false},
-    {"reorder_us", UTIL_OPT_UINT, "200", 1, 100000, &o.reorder_us, "first reordering window of loss detection, us (it adapts; a host kernel that forwards in software reorders by far more than a switch)", false},
-    {"seed", UTIL_OPT_UINT, "0", 0, UINT64_MAX, &o.seed, "the engine's random seed; 0: from the clock", false},
-    {"log", UTIL_OPT_STR, "info", 0, 0, &o.log, "log level: debug, info, notice, warning, err", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    UTIL_OPT_TOPOLOGY(&o.topology, true),
+    {.name = "host", .kind = UTIL_OPT_STR, .dest = &o.host, .arg = "NAME", .required = true, .help = "this host's name in the topology"},
+    {.name = "mode", .kind = UTIL_OPT_STR, .def = "srv6", .dest = &o.mode, .arg = "MODE", .choices = "srv6|ecmp", .help = "srv6: the path in the outer address; ecmp: the EV in the UDP source port only"},
+    {.name = "api", .kind = UTIL_OPT_STR, .def = AGENT_API_DEFAULT, .dest = &o.api, .arg = "SOCKET", .help = "the local API's unix socket ('@' first: abstract, one per network namespace)"},
+    UTIL_OPT_CONTROLLER(&o.controller),
+    UTIL_OPT_TOKEN_FILE(&o.token_file),
+    UTIL_OPT_CACERT(&o.cacert),
+    {.name = "state-dir", .kind = UTIL_OPT_STR, .dest = &o.state_dir, .arg = "DIR", .help = "where the last profile and denylist are kept (needed with --controller)"},
+    {.name = "oob", .kind = UTIL_OPT_STR, .dest = &o.oob, .arg = "[ADDR]:PORT", .help = "where mrc-perf setup reaches this host, told to the controller"},
+    {.name = "report-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.report_interval, .arg = "S", .help = "seconds between reports to the controller"},
+    {.name = "report-max", .kind = UTIL_OPT_UINT, .def = "65000", .min = 4096, .max = 16777216, .dest = &o.report_max, .arg = "BYTES", .help = "largest report (at most the controller's --max-body)"},
+    UTIL_OPT_MTU(&o.mtu),
+    {.name = "evs", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1024, .dest = &o.evs, .help = "EVs per peer, spread over its paths"},
+    UTIL_OPT_CC(&o.cc),
+    UTIL_OPT_PORT_GBPS(&o.port_gbps),
+    UTIL_OPT_BASE_RTT_NS(&o.base_rtt_ns),
+    {.name = "timeout", .kind = UTIL_OPT_UINT, .def = "14", .min = 1, .max = 24, .dest = &o.timeout, .help = "QPs' local ACK timeout: 1.024 us x 2^N (14: 16.8 ms; hosts whose switches are software queue for milliseconds)"},
+    {.name = "reorder-us", .kind = UTIL_OPT_UINT, .def = "200", .min = 1, .max = 100000, .dest = &o.reorder_us, .arg = "US", .help = "first reordering window of loss detection (it adapts; a kernel that forwards in software reorders by far more than a switch)"},
+    {.name = "seed", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = UINT64_MAX, .dest = &o.seed, .help = "the engine's random seed; 0: from the clock"},
+    UTIL_OPT_LOG(&o.log),
+    UTIL_OPT_END,
 };
 /* clang-format on */
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: mrc-agent --topology FILE --host NAME [options] (or --config FILE)\n\n");
-    util_opt_usage(opts, f);
-}
+static const util_opt *const tables[] = {opts, NULL};
+static const util_cli cli = {
+    .prog = "mrc-agent",
+    .usage = "mrc-agent --topology FILE --host NAME [--controller URL --token-file FILE "
+             "--state-dir DIR] [options]",
+    .about = "The host's software MRC NIC: runs the MRC engine on the host's plane ports, takes "
+             "its profile\nand denylist from the controller, reports to it, and serves the local "
+             "API mrc-perf uses,\nuntil SIGTERM.",
+    .tables = tables,
+    .config = true,
+};
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -60,7 +66,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 int main(int argc, char **argv)
 {
     char err[512];
-    int status = 1, level;
+    int status = UTIL_EXIT_FAIL;
     fab_topo *topo = NULL;
     fab_error ferr;
     struct event_base *base = NULL;
@@ -68,62 +74,36 @@ int main(int argc, char **argv)
     agent_daemon *d = NULL;
     char *token = NULL;
     util_log_init("mrc-agent", stderr);
-    util_opt_defaults(opts);
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
-        status = 0;
+    if ((status = util_cli_parse(&cli, argc, argv, NULL, NULL)) != UTIL_CLI_RUN) {
         goto out;
     }
-    if (util_opt_parse(opts, argc, argv, err, sizeof(err)) != 0) {
-        fprintf(stderr, "mrc-agent: %s\n", err);
-        usage(stderr);
-        status = 2;
-        goto out;
-    }
-    level = util_log_level_parse(o.log);
-    if (!o.topology || !o.host || level < 0 ||
-        (strcmp(o.mode, "srv6") != 0 && strcmp(o.mode, "ecmp") != 0) ||
-        (strcmp(o.cc, "none") != 0 && strcmp(o.cc, "uet-1.0-nscc") != 0) || (o.mtu & (o.mtu - 1))) {
-        fprintf(stderr, "mrc-agent: %s\n",
-                !o.topology ? "--topology is required"
-                : !o.host   ? "--host is required"
-                : level < 0 ? "--log must be debug, info, notice, warning or err"
-                : strcmp(o.mode, "srv6") != 0 && strcmp(o.mode, "ecmp") != 0
-                    ? "--mode must be srv6 or ecmp"
-                : strcmp(o.cc, "none") != 0 && strcmp(o.cc, "uet-1.0-nscc") != 0
-                    ? "--cc must be none or uet-1.0-nscc"
-                    : "--mtu must be a power of two");
-        status = 2;
-        goto out;
-    }
-    util_log_level = (util_level)level;
+    status = UTIL_EXIT_USAGE;
+    util_log_level = (util_level)util_log_level_parse(o.log);
     int rv = fab_topo_load_file(o.topology, &topo, &ferr);
     if (rv != 0) {
-        fprintf(stderr, "mrc-agent: %s: %s%s%s\n", o.topology,
-                rv == FAB_ERR_INVAL ? ferr.path : fab_strerror(rv), rv == FAB_ERR_INVAL ? ": " : "",
-                rv == FAB_ERR_INVAL ? ferr.msg : "");
+        fprintf(stderr, "mrc-agent: --topology %s: %s%s%s\n", o.topology, ferr.path,
+                ferr.path[0] ? ": " : "", ferr.msg[0] ? ferr.msg : fab_strerror(rv));
         goto out;
     }
     uint32_t host = fab_host_find(topo, o.host);
     if (host == FAB_NONE) {
-        fprintf(stderr, "mrc-agent: no host '%s' in %s\n", o.host, o.topology);
-        status = 2;
+        util_cli_fail(&cli, "--host %s: no such host in %s", o.host, o.topology);
         goto out;
     }
     if (o.controller && (!o.token_file || !o.state_dir)) {
-        fprintf(stderr, "mrc-agent: --controller needs --token_file and --state_dir\n");
-        status = 2;
+        util_cli_fail(&cli, "--controller needs --token-file and --state-dir");
         goto out;
     }
     if (o.token_file) {
         size_t len;
         rv = util_read_file(o.token_file, &token, &len);
         if (rv != 0) {
-            fprintf(stderr, "mrc-agent: %s: %s\n", o.token_file, strerror(-rv));
+            fprintf(stderr, "mrc-agent: --token-file %s: %s\n", o.token_file, strerror(-rv));
             goto out;
         }
         token[strcspn(token, " \t\r\n")] = '\0';
     }
+    status = UTIL_EXIT_FAIL;
     signal(SIGPIPE, SIG_IGN); /* a controller that goes away mid-write */
     base = event_base_new();
     agent_node_cfg nc = {.base = base,

@@ -17,48 +17,53 @@
 #include "ctl_window.h"
 #include "util.h"
 
-/* The dashboard's folder when --web is not given: the source tree's web/ (CMake sets it). */
-#ifndef CTL_WEB_DEFAULT
-#define CTL_WEB_DEFAULT ""
-#endif
-
 static struct {
-    char *topology, *db, *listen, *tokens, *cert, *key, *cc, *web;
+    char *topology, *db, *listen, *tokens, *cert, *key, *cc, *web, *log;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
 } o;
 
-static const util_opt opts[] = {
-    {"topology", UTIL_OPT_STR, NULL, 0, 0, &o.topology, "topology file (required)", false},
-    {"db", UTIL_OPT_STR, NULL, 0, 0, &o.db, "SQLite database, created if missing (required)", false},
-    {"listen", UTIL_OPT_STR, "127.0.0.1:8080", 0, 0, &o.listen, "ADDR:PORT to serve on", false},
-    {"tokens", UTIL_OPT_STR, NULL, 0, 0, &o.tokens, "file of 'TOKEN ROLE NAME' lines (required)", false},
-    {"cert", UTIL_OPT_STR, NULL, 0, 0, &o.cert, "PEM certificate: serve HTTPS (with --key)", false},
-    {"key", UTIL_OPT_STR, NULL, 0, 0, &o.key, "PEM private key of --cert", true},
-    {"threads", UTIL_OPT_UINT, "0", 0, 64, &o.threads, "threads serving requests; 0: one per CPU", false},
-    {"max_body", UTIL_OPT_UINT, "65536", 1024, 16777216, &o.max_body, "largest request body, bytes", false},
-    {"max_wait", UTIL_OPT_UINT, "60", 1, 600, &o.max_wait, "longest push-channel wait, seconds", false},
-    {"max_connections", UTIL_OPT_UINT, "8192", 16, 65536, &o.max_connections, "open connections at most", false},
-    {"window", UTIL_OPT_UINT, "60", 2, 86400, &o.window, "seconds of evidence health is judged on", false},
-    {"agent_interval", UTIL_OPT_UINT, "10", 1, 3600, &o.agent_interval, "seconds between an agent's reports; an agent silent for 3 of them is stale", false},
-    {"floor", UTIL_OPT_UINT, "50", 0, 100, &o.floor, "percent of its path capacity a denylist entry may not cut a host pair below (without force)", false},
-    {"cc", UTIL_OPT_STR, "uet-1.0-nscc", 0, 0, &o.cc, "hosts' congestion control: uet-1.0-nscc or none", false},
-    {"port_gbps", UTIL_OPT_UINT, "100", 1, 1600, &o.port_gbps, "rate of one plane port, Gb/s (NSCC's link rate: x planes)", false},
-    {"base_rtt_ns", UTIL_OPT_UINT, "4000", 100, 1000000, &o.base_rtt_ns, "unloaded round trip of the longest path, ns", false},
-    {"mtu", UTIL_OPT_UINT, "4096", 256, 9000, &o.mtu, "payload bytes per packet", false},
-    {"web", UTIL_OPT_STR, CTL_WEB_DEFAULT, 0, 0, &o.web, "folder of the dashboard's files, served at / and /ui/ without a token ('': none)", false},
-    {"trimming", UTIL_OPT_BOOL, "true", 0, 0, &o.trimming, "switches trim packets instead of dropping them", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
-};
+/* The dashboard's folder when --web is not given: share/mrcfab/web of the install prefix. */
+static char web_default[4096];
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: mrc-controller --topology FILE --db PATH --tokens FILE [--listen ADDR:PORT]\n"
-               "                      [--config FILE] [options]\n\noptions (also 'key = value' "
-               "lines of --config):\n");
-    util_opt_usage(opts, f);
-}
+/* clang-format off */
+static const util_opt opts[] = {
+    UTIL_OPT_TOPOLOGY(&o.topology, true),
+    {.name = "db", .kind = UTIL_OPT_STR, .dest = &o.db, .arg = "PATH", .required = true, .help = "the SQLite database, created if missing"},
+    {.name = "tokens", .kind = UTIL_OPT_STR, .dest = &o.tokens, .arg = "FILE", .required = true, .help = "file of 'TOKEN ROLE NAME' lines"},
+    {.name = "listen", .kind = UTIL_OPT_STR, .def = "127.0.0.1:8080", .dest = &o.listen, .arg = "ADDR:PORT", .help = "where to serve"},
+    {.name = "cert", .kind = UTIL_OPT_STR, .dest = &o.cert, .arg = "FILE", .help = "PEM certificate: serve HTTPS (with --key)"},
+    {.name = "key", .kind = UTIL_OPT_STR, .dest = &o.key, .arg = "FILE", .secret = true, .help = "PEM private key of --cert"},
+    {.name = "threads", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.threads, .help = "threads serving requests; 0: one per CPU"},
+    {.name = "max-body", .kind = UTIL_OPT_UINT, .def = "65536", .min = 1024, .max = 16777216, .dest = &o.max_body, .arg = "BYTES", .help = "largest request body"},
+    {.name = "max-wait", .kind = UTIL_OPT_UINT, .def = "60", .min = 1, .max = 600, .dest = &o.max_wait, .arg = "S", .help = "longest push-channel wait, seconds"},
+    {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "8192", .min = 16, .max = 65536, .dest = &o.max_connections, .help = "open connections at most"},
+    {.name = "window", .kind = UTIL_OPT_UINT, .def = "60", .min = 2, .max = 86400, .dest = &o.window, .arg = "S", .help = "seconds of evidence health is judged on"},
+    {.name = "agent-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.agent_interval, .arg = "S", .help = "seconds between an agent's reports; an agent silent for 3 of them is stale"},
+    {.name = "floor", .kind = UTIL_OPT_UINT, .def = "50", .min = 0, .max = 100, .dest = &o.floor, .arg = "PCT", .help = "percent of its path capacity a denylist entry may not cut a host pair below (without force)"},
+    UTIL_OPT_CC(&o.cc),
+    UTIL_OPT_PORT_GBPS(&o.port_gbps),
+    UTIL_OPT_BASE_RTT_NS(&o.base_rtt_ns),
+    UTIL_OPT_MTU(&o.mtu),
+    {.name = "trimming", .kind = UTIL_OPT_BOOL, .def = "true", .dest = &o.trimming, .help = "the switches trim packets instead of dropping them"},
+    {.name = "web", .kind = UTIL_OPT_STR, .def = web_default, .dest = &o.web, .arg = "DIR", .help = "folder of the dashboard's files, served at / and /ui/ without a token ('': none)"},
+    UTIL_OPT_LOG(&o.log),
+    UTIL_OPT_END,
+};
+/* clang-format on */
+
+static const util_opt *const tables[] = {opts, NULL};
+static const util_cli cli = {
+    .prog = "mrc-controller",
+    .usage = "mrc-controller --topology FILE --db PATH --tokens FILE [options]",
+    .about = "The fabric's controller: every switch's static table and every host's profile "
+             "from the topology,\nthe denylist with its audit log in SQLite, path health from "
+             "the agents' and the prober's\nreports, the push channel, /metrics and the "
+             "dashboard, over a REST API until SIGTERM.",
+    .tables = tables,
+    .config = true,
+};
 
 /* The certificate and key as a TLS server takes them: PEM, and the key the certificate's.
  * Checked before serving, so that a bad file is named rather than taken for a busy port. */
@@ -123,32 +128,19 @@ int main(int argc, char **argv)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     util_log_init("mrc-controller", stderr);
-    util_opt_defaults(opts);
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
-        status = 0;
+    if (util_data_path("web", web_default, sizeof(web_default)) != 0) {
+        web_default[0] = '\0';
+    }
+    if ((status = util_cli_parse(&cli, argc, argv, NULL, NULL)) != UTIL_CLI_RUN) {
         goto out;
     }
-    if (util_opt_parse(opts, argc, argv, err, sizeof(err)) != 0) {
-        fprintf(stderr, "mrc-controller: %s\n", err);
-        usage(stderr);
-        status = 2;
+    status = UTIL_EXIT_USAGE;
+    if (!o.cert != !o.key) {
+        util_cli_fail(&cli, "--cert and --key go together");
         goto out;
     }
-    if (!o.topology || !o.db || !o.tokens || (!o.cert != !o.key)) {
-        fprintf(stderr, "mrc-controller: %s\n",
-                !o.topology ? "--topology is required"
-                : !o.db     ? "--db is required"
-                : !o.tokens ? "--tokens is required"
-                            : "--cert and --key go together");
-        status = 2;
-        goto out;
-    }
-    if (strcmp(o.cc, "uet-1.0-nscc") != 0 && strcmp(o.cc, "none") != 0) {
-        fprintf(stderr, "mrc-controller: --cc must be uet-1.0-nscc or none, not '%s'\n", o.cc);
-        status = 2;
-        goto out;
-    }
+    util_log_level = (util_level)util_log_level_parse(o.log);
+    status = UTIL_EXIT_FAIL;
     /* the signals are waited for here, so every thread started below blocks them */
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -157,28 +149,36 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* a file that cannot be used is bad input (2); what fails after is the system (1) */
+    status = UTIL_EXIT_USAGE;
     fab_error ferr;
     int rv = fab_topo_load_file(o.topology, &topo, &ferr);
     if (rv != 0) {
-        util_log(UTIL_LOG_ERR, "%s: %s", o.topology, ferr.msg);
+        util_log(UTIL_LOG_ERR, "--topology %s: %s%s%s", o.topology, ferr.path,
+                 ferr.path[0] ? ": " : "", ferr.msg[0] ? ferr.msg : fab_strerror(rv));
         goto out;
     }
     if ((rv = fab_tables_compute(topo, &tables)) != 0) {
         util_log(UTIL_LOG_ERR, "%s: computing the tables: %s", o.topology, fab_strerror(rv));
         goto out;
     }
-    if (util_auth_load(o.tokens, &auth, err, sizeof(err)) != 0 ||
-        ctl_store_open(o.db, &store, err, sizeof(err)) != 0) {
-        util_log(UTIL_LOG_ERR, "%s", err);
+    if (util_auth_load(o.tokens, &auth, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "--tokens %s", err);
         goto out;
     }
-    if (o.cert && (util_read_file(o.cert, &cert, &(size_t){0}) != 0 ||
-                   util_read_file(o.key, &key, &(size_t){0}) != 0)) {
-        util_log(UTIL_LOG_ERR, "cannot read %s or %s", o.cert, o.key);
+    if (o.cert && ((rv = util_read_file(o.cert, &cert, &(size_t){0})) != 0 ||
+                   (rv = util_read_file(o.key, &key, &(size_t){0})) != 0)) {
+        util_log(UTIL_LOG_ERR, "--%s %s: %s", cert ? "key" : "cert", cert ? o.key : o.cert,
+                 strerror(-rv));
         goto out;
     }
     if (o.cert && tls_check(cert, key, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_ERR, "%s", err);
+        goto out;
+    }
+    status = UTIL_EXIT_FAIL;
+    if (ctl_store_open(o.db, &store, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "--db %s", err);
         goto out;
     }
     ctx->topo = topo;

@@ -29,87 +29,89 @@ static struct {
 } o;
 
 /* The options every role shares: they define the plan, which must be the same everywhere. */
-#define PLAN_OPTS                                                                                  \
-    {"topology", UTIL_OPT_STR, NULL, 0, 0, &o.topology, "topology file (required)", false},        \
-        {"window_ms",                                                                              \
-         UTIL_OPT_UINT,                                                                            \
-         "1000",                                                                                   \
-         10,                                                                                       \
-         60000,                                                                                    \
-         &o.window_ms,                                                                             \
-         "the plan's window, ms (every node the same)",                                            \
-         false},                                                                                   \
-        {"rate",                                                                                   \
-         UTIL_OPT_UINT,                                                                            \
-         "1408",                                                                                   \
-         1,                                                                                        \
-         1000000,                                                                                  \
-         &o.rate,                                                                                  \
-         "probes per second each port sends (every node the same)",                                \
-         false},                                                                                   \
-        {"seed",                                                                                   \
-         UTIL_OPT_UINT,                                                                            \
-         "1",                                                                                      \
-         0,                                                                                        \
-         UINT64_MAX,                                                                               \
-         &o.seed,                                                                                  \
-         "the plan's permutations (every node the same)",                                          \
-         false},                                                                                   \
-        {"epoch",                                                                                  \
-         UTIL_OPT_UINT,                                                                            \
-         "1",                                                                                      \
-         0,                                                                                        \
-         UINT32_MAX,                                                                               \
-         &o.epoch,                                                                                 \
-         "the plan's generation: probes of another are not counted",                               \
-         false},                                                                                   \
-    {                                                                                              \
-        "log", UTIL_OPT_STR, "info", 0, 0, &o.log, "log level: debug, info, notice, warning, err", \
-            false                                                                                  \
-    }
-
 /* clang-format off */
+static const util_opt plan_opts[] = {
+    UTIL_OPT_TOPOLOGY(&o.topology, true),
+    {.name = "window-ms", .kind = UTIL_OPT_UINT, .def = "1000", .min = 10, .max = 60000, .dest = &o.window_ms, .arg = "MS", .help = "the plan's window (every node the same)"},
+    {.name = "rate", .kind = UTIL_OPT_UINT, .def = "1408", .min = 1, .max = 1000000, .dest = &o.rate, .help = "probes per second each port sends (every node the same)"},
+    {.name = "seed", .kind = UTIL_OPT_UINT, .def = "1", .min = 0, .max = UINT64_MAX, .dest = &o.seed, .help = "the plan's permutations (every node the same)"},
+    {.name = "epoch", .kind = UTIL_OPT_UINT, .def = "1", .min = 0, .max = UINT32_MAX, .dest = &o.epoch, .help = "the plan's generation: probes of another are not counted"},
+    UTIL_OPT_LOG(&o.log),
+    UTIL_OPT_END,
+};
+
 static const util_opt node_opts[] = {
-    PLAN_OPTS,
-    {"host", UTIL_OPT_STR, NULL, 0, 0, &o.host, "this host's name in the topology (required)", false},
-    {"udp_port", UTIL_OPT_UINT, "4792", 1, 65535, &o.udp_port, "the probes' inner UDP port", false},
-    {"tclass", UTIL_OPT_UINT, "16", 0, 255, &o.tclass, "the probes' traffic class (16: DSCP 4, MRC's trimmable data)", false},
-    {"grace_ms", UTIL_OPT_UINT, "300", 1, 60000, &o.grace_ms, "a window's counts are final this long after it closes", false},
-    {"max_deficits", UTIL_OPT_UINT, "256", 0, 1000000, &o.max_deficits, "deficits listed per port and window (the rest only counted)", false},
-    {"report_url", UTIL_OPT_STR, NULL, 0, 0, &o.report_url, "where each report is also POSTed (mrc-probe localize)", false},
-    {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding the bearer token for --report_url", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    {.name = "host", .kind = UTIL_OPT_STR, .dest = &o.host, .arg = "NAME", .required = true, .help = "this host's name in the topology"},
+    {.name = "udp-port", .kind = UTIL_OPT_UINT, .def = "4792", .min = 1, .max = 65535, .dest = &o.udp_port, .arg = "PORT", .help = "the probes' inner UDP port"},
+    {.name = "tclass", .kind = UTIL_OPT_UINT, .def = "16", .min = 0, .max = 255, .dest = &o.tclass, .help = "the probes' traffic class (16: DSCP 4, MRC's trimmable data)"},
+    {.name = "grace-ms", .kind = UTIL_OPT_UINT, .def = "300", .min = 1, .max = 60000, .dest = &o.grace_ms, .arg = "MS", .help = "a window's counts are final this long after it closes"},
+    {.name = "max-deficits", .kind = UTIL_OPT_UINT, .def = "256", .min = 0, .max = 1000000, .dest = &o.max_deficits, .help = "deficits listed per port and window (the rest only counted)"},
+    {.name = "report-url", .kind = UTIL_OPT_STR, .dest = &o.report_url, .arg = "URL", .help = "where each report is also POSTed (mrc-probe localize)"},
+    UTIL_OPT_TOKEN_FILE(&o.token_file),
+    UTIL_OPT_END,
 };
 
 static const util_opt val_opts[] = {
-    PLAN_OPTS,
-    {"host", UTIL_OPT_STR, NULL, 0, 0, &o.host, "this host's name in the topology (required)", false},
-    {"hosts", UTIL_OPT_STR, "", 0, 0, &o.hosts, "the job's other hosts, comma-separated (their T0s are swept)", false},
-    {"count", UTIL_OPT_UINT, "10", 1, 10000, &o.count, "probes per path", false},
-    {"sweep_rate", UTIL_OPT_UINT, "20000", 1, 10000000, &o.sweep_rate, "probes per second the sweep sends, all ports together", false},
-    {"pass_pct", UTIL_OPT_UINT, "90", 1, 100, &o.pass_pct, "a path passes with this % of its probes back (background loss takes a few)", false},
-    {"timeout_ms", UTIL_OPT_UINT, "500", 1, 60000, &o.timeout_ms, "how long the last probes may take to come back", false},
-    {"udp_port", UTIL_OPT_UINT, "4794", 1, 65535, &o.udp_port, "the sweep's inner UDP port (not the nodes')", false},
-    {"tclass", UTIL_OPT_UINT, "16", 0, 255, &o.tclass, "the probes' traffic class", false},
-    {"json", UTIL_OPT_BOOL, "false", 0, 0, &o.json, "print every path's result as JSON", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    {.name = "host", .kind = UTIL_OPT_STR, .dest = &o.host, .arg = "NAME", .required = true, .help = "this host's name in the topology"},
+    {.name = "hosts", .kind = UTIL_OPT_STR, .def = "", .dest = &o.hosts, .arg = "H1,H2,...", .help = "the job's other hosts (their T0s are swept)"},
+    {.name = "count", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 10000, .dest = &o.count, .help = "probes per path"},
+    {.name = "sweep-rate", .kind = UTIL_OPT_UINT, .def = "20000", .min = 1, .max = 10000000, .dest = &o.sweep_rate, .help = "probes per second the sweep sends, all ports together"},
+    {.name = "pass-pct", .kind = UTIL_OPT_UINT, .def = "90", .min = 1, .max = 100, .dest = &o.pass_pct, .arg = "PCT", .help = "a path passes with this share of its probes back (background loss takes a few)"},
+    {.name = "timeout-ms", .kind = UTIL_OPT_UINT, .def = "500", .min = 1, .max = 60000, .dest = &o.timeout_ms, .arg = "MS", .help = "how long the last probes may take to come back"},
+    {.name = "udp-port", .kind = UTIL_OPT_UINT, .def = "4794", .min = 1, .max = 65535, .dest = &o.udp_port, .arg = "PORT", .help = "the sweep's inner UDP port (not the nodes')"},
+    {.name = "tclass", .kind = UTIL_OPT_UINT, .def = "16", .min = 0, .max = 255, .dest = &o.tclass, .help = "the probes' traffic class"},
+    {.name = "json", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.json, .help = "print every path's result as JSON"},
+    UTIL_OPT_END,
 };
 
 static const util_opt loc_opts[] = {
-    PLAN_OPTS,
-    {"listen", UTIL_OPT_STR, "[::1]:4793", 0, 0, &o.listen, "ADDR:PORT the nodes report to", false},
-    {"report_tokens", UTIL_OPT_STR, NULL, 0, 0, &o.report_tokens, "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (none: reports are open)", false},
-    {"controller", UTIL_OPT_STR, NULL, 0, 0, &o.controller, "the controller's URL (none: verdicts are only logged)", false},
-    {"token_file", UTIL_OPT_STR, NULL, 0, 0, &o.token_file, "file holding a prober token for the controller", false},
-    {"cacert", UTIL_OPT_STR, NULL, 0, 0, &o.cacert, "PEM file of the CAs that sign the controller's certificate (https)", false},
-    {"deadline_ms", UTIL_OPT_UINT, "1500", 1, 600000, &o.deadline_ms, "a window is evaluated at the latest this long after it closes", false},
-    {"confirm", UTIL_OPT_UINT, "2", 1, 32, &o.confirm, "consecutive evaluations a verdict needs", false},
-    {"optic_group", UTIL_OPT_UINT, "0", 0, 64, &o.optic_group, "uplinks per optic cage (0: 4, or what divides the T1 count)", false},
-    {"hold_s", UTIL_OPT_UINT, "30", 1, 86400, &o.hold_s, "clean probing before a denylist entry is lifted, s", false},
-    {"hold_max_s", UTIL_OPT_UINT, "3600", 1, 604800, &o.hold_max_s, "the longest hold a flapping component earns, s", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    {.name = "listen", .kind = UTIL_OPT_STR, .def = "[::1]:4793", .dest = &o.listen, .arg = "ADDR:PORT", .help = "where the nodes report"},
+    {.name = "report-tokens", .kind = UTIL_OPT_STR, .dest = &o.report_tokens, .arg = "FILE", .help = "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (none: reports are open)"},
+    UTIL_OPT_CONTROLLER(&o.controller),
+    UTIL_OPT_TOKEN_FILE(&o.token_file),
+    UTIL_OPT_CACERT(&o.cacert),
+    {.name = "deadline-ms", .kind = UTIL_OPT_UINT, .def = "1500", .min = 1, .max = 600000, .dest = &o.deadline_ms, .arg = "MS", .help = "a window is evaluated at the latest this long after it closes"},
+    {.name = "confirm", .kind = UTIL_OPT_UINT, .def = "2", .min = 1, .max = 32, .dest = &o.confirm, .help = "consecutive evaluations a verdict needs"},
+    {.name = "optic-group", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.optic_group, .help = "uplinks per optic cage (0: 4, or what divides the T1 count)"},
+    {.name = "hold-s", .kind = UTIL_OPT_UINT, .def = "30", .min = 1, .max = 86400, .dest = &o.hold_s, .arg = "S", .help = "clean probing before a denylist entry is lifted"},
+    {.name = "hold-max-s", .kind = UTIL_OPT_UINT, .def = "3600", .min = 1, .max = 604800, .dest = &o.hold_max_s, .arg = "S", .help = "the longest hold a flapping component earns"},
+    UTIL_OPT_END,
 };
 /* clang-format on */
+
+static const util_opt *const node_tables[] = {plan_opts, node_opts, NULL};
+static const util_opt *const val_tables[] = {plan_opts, val_opts, NULL};
+static const util_opt *const loc_tables[] = {plan_opts, loc_opts, NULL};
+
+static const util_cli node_cli = {
+    .prog = "mrc-probe node",
+    .usage = "mrc-probe node --topology FILE --host NAME [--report-url URL --token-file FILE] "
+             "[options]",
+    .about = "Sends this host's share of the probe plan on every plane port and reports each "
+             "window's\nheartbeat and deficits, one JSON line on stdout and to --report-url, "
+             "until SIGTERM.",
+    .tables = node_tables,
+    .config = true,
+};
+static const util_cli loc_cli = {
+    .prog = "mrc-probe localize",
+    .usage = "mrc-probe localize --topology FILE [--listen ADDR:PORT] [--report-tokens FILE] "
+             "[--controller URL --token-file FILE] [options]",
+    .about = "Takes every node's reports (POST /api/v1/reports), names each gray failure as a "
+             "link direction,\nhost port, switch or optic group, and keeps the controller's "
+             "denylist in step with its verdicts\n(GET /api/v1/status lists them), until "
+             "SIGTERM.",
+    .tables = loc_tables,
+    .config = true,
+};
+static const util_cli val_cli = {
+    .prog = "mrc-probe validate",
+    .usage = "mrc-probe validate --topology FILE --host NAME --hosts H1,H2,... [options]",
+    .about = "Before a job: sweeps every path this host would use with the job's other hosts "
+             "with probes\nthat come back to it, and prints a pass or fail report (exit 1 on a "
+             "failed path).",
+    .tables = val_tables,
+};
 
 typedef struct node_ctx {
     struct event_base *base;
@@ -152,15 +154,14 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 }
 
 /* What every role does first: its options, the log level, the topology, the plan, the token
- * file. Returns 0, or the exit status (0 after --help). */
+ * file. */
 typedef struct setup {
-    const char *role, *usage;
-    bool needs_host;
-    const util_opt *opts;
+    const util_cli *cli;
     fab_topo *topo;
     probe_plan *plan;
     probe_cfg pc;
     char *token;
+    uint32_t host; /* --host, for the roles that take one */
 } setup;
 
 static int read_token(const char *path, char **ptoken)
@@ -168,46 +169,31 @@ static int read_token(const char *path, char **ptoken)
     size_t len;
     int rv = util_read_file(path, ptoken, &len);
     if (rv != 0) {
-        fprintf(stderr, "mrc-probe: %s: %s\n", path, strerror(-rv));
-        return 1;
+        fprintf(stderr, "mrc-probe: --token-file %s: %s\n", path, strerror(-rv));
+        return UTIL_EXIT_USAGE;
     }
     (*ptoken)[strcspn(*ptoken, " \t\r\n")] = '\0';
     return 0;
 }
 
-static int setup_role(setup *su, int argc, char **argv, bool *done)
+/* Returns UTIL_CLI_RUN to go on, or the exit status. */
+static int setup_role(setup *su, int argc, char **argv)
 {
-    char err[512] = "";
-    int level = -1, rv;
+    int rv = util_cli_parse(su->cli, argc, argv, NULL, NULL);
     fab_error ferr;
-    util_opt_defaults(su->opts);
-    *done = false;
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: %s\n\n", su->usage);
-        util_opt_usage(su->opts, stdout);
-        *done = true;
-        return 0;
+    if (rv != UTIL_CLI_RUN) {
+        return rv;
     }
-    bool needs_host = su->needs_host;
-    if (util_opt_parse(su->opts, argc, argv, err, sizeof(err)) == 0) {
-        level = util_log_level_parse(o.log);
-        snprintf(err, sizeof(err), "%s",
-                 !o.topology             ? "--topology is required"
-                 : needs_host && !o.host ? "--host is required"
-                                         : "--log must be debug, info, notice, warning or err");
-    }
-    if (!o.topology || (needs_host && !o.host) || level < 0) {
-        fprintf(stderr, "mrc-probe %s: %s\nusage: %s\n\n", su->role, err, su->usage);
-        util_opt_usage(su->opts, stderr);
-        return 2;
-    }
-    util_log_level = (util_level)level;
+    util_log_level = (util_level)util_log_level_parse(o.log);
     rv = fab_topo_load_file(o.topology, &su->topo, &ferr);
     if (rv != 0) {
-        fprintf(stderr, "mrc-probe: %s: %s%s%s\n", o.topology,
-                rv == FAB_ERR_INVAL ? ferr.path : fab_strerror(rv), rv == FAB_ERR_INVAL ? ": " : "",
-                rv == FAB_ERR_INVAL ? ferr.msg : "");
-        return 1;
+        fprintf(stderr, "mrc-probe: --topology %s: %s%s%s\n", o.topology, ferr.path,
+                ferr.path[0] ? ": " : "", ferr.msg[0] ? ferr.msg : fab_strerror(rv));
+        return UTIL_EXIT_USAGE;
+    }
+    su->host = FAB_NONE;
+    if (o.host && (su->host = fab_host_find(su->topo, o.host)) == FAB_NONE) {
+        return util_cli_fail(su->cli, "--host %s: no such host in %s", o.host, o.topology);
     }
     probe_cfg_default(&su->pc);
     su->pc.window_ns = o.window_ms * 1000000ull;
@@ -215,15 +201,14 @@ static int setup_role(setup *su, int argc, char **argv, bool *done)
     su->pc.seed = o.seed;
     rv = probe_plan_new(su->topo, &su->pc, &su->plan);
     if (rv != 0) {
-        fprintf(stderr, "mrc-probe: no probe plan for %s at %llu probes/s: %s\n", o.topology,
-                (unsigned long long)o.rate, strerror(-rv));
-        return 2;
+        return util_cli_fail(su->cli, "no probe plan for %s at --rate %llu: %s", o.topology,
+                             (unsigned long long)o.rate, strerror(-rv));
     }
     if (o.token_file && read_token(o.token_file, &su->token) != 0) {
-        return 1;
+        return UTIL_EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN);
-    return 0;
+    return UTIL_CLI_RUN;
 }
 
 static void setup_free(setup *su)
@@ -231,7 +216,9 @@ static void setup_free(setup *su)
     probe_plan_free(su->plan);
     fab_topo_free(su->topo);
     free(su->token);
-    util_opt_free(su->opts);
+    for (const util_opt *const *t = su->cli->tables; *t; t++) {
+        util_opt_free(*t);
+    }
 }
 
 /* Runs |base| until SIGTERM or SIGINT. */
@@ -249,23 +236,15 @@ static void run_loop(struct event_base *base)
 static int run_node(int argc, char **argv)
 {
     char err[512];
-    bool done;
-    setup su = {.role = "node",
-                .needs_host = true,
-                .usage = "mrc-probe node --topology FILE --host NAME [options]",
-                .opts = node_opts};
+    setup su = {.cli = &node_cli};
     probe_node *node = NULL;
     node_ctx c = {0};
-    int status = setup_role(&su, argc, argv, &done);
-    if (status != 0 || done) {
+    int status = setup_role(&su, argc, argv);
+    if (status != UTIL_CLI_RUN) {
         goto out;
     }
-    status = 2;
-    uint32_t host = fab_host_find(su.topo, o.host);
-    if (host == FAB_NONE) {
-        fprintf(stderr, "mrc-probe: no host '%s' in %s\n", o.host, o.topology);
-        goto out;
-    }
+    status = UTIL_EXIT_FAIL;
+    uint32_t host = su.host;
     c.token = su.token;
     c.base = event_base_new();
     probe_node_cfg nc = {.base = c.base,
@@ -384,23 +363,21 @@ static void on_http(struct evhttp_request *req, void *arg)
 static int run_localize(int argc, char **argv)
 {
     char err[512];
-    bool done;
-    setup su = {.role = "localize",
-                .usage = "mrc-probe localize --topology FILE [options]",
-                .opts = loc_opts};
+    setup su = {.cli = &loc_cli};
     probe_localize *loc = NULL;
     struct event_base *base = NULL;
     struct evhttp *http = NULL;
     loc_ctx c = {0};
-    int status = setup_role(&su, argc, argv, &done);
-    if (status != 0 || done) {
+    int status = setup_role(&su, argc, argv);
+    if (status != UTIL_CLI_RUN) {
         goto out;
     }
-    status = 1;
+    status = UTIL_EXIT_USAGE;
     if (o.report_tokens && util_auth_load(o.report_tokens, &c.tokens, err, sizeof(err)) != 0) {
-        fprintf(stderr, "mrc-probe: %s\n", err);
+        fprintf(stderr, "mrc-probe: --report-tokens %s\n", err);
         goto out;
     }
+    status = UTIL_EXIT_FAIL;
     base = event_base_new();
     probe_localize_cfg lc = {.base = base,
                              .topo = su.topo,
@@ -433,8 +410,8 @@ static int run_localize(int argc, char **argv)
     const char *colon = strrchr(o.listen, ':');
     size_t alen = colon ? (size_t)(colon - o.listen) : 0;
     if (!colon || alen >= sizeof(addr) || !colon[1]) {
-        fprintf(stderr, "mrc-probe: --listen %s: want ADDR:PORT\n", o.listen);
-        status = 2;
+        util_cli_fail(&loc_cli, "--listen %s: want ADDR:PORT", o.listen);
+        status = UTIL_EXIT_USAGE;
         goto out;
     }
     memcpy(addr, o.listen, alen);
@@ -472,30 +449,21 @@ out:
 static int run_validate(int argc, char **argv)
 {
     char err[512];
-    bool done;
-    setup su = {.role = "validate",
-                .needs_host = true,
-                .usage =
-                    "mrc-probe validate --topology FILE --host NAME --hosts H1,H2,... [options]",
-                .opts = val_opts};
+    setup su = {.cli = &val_cli};
     uint32_t *peers = NULL;
     unsigned npeers = 0;
     json_object *res = NULL;
-    int status = setup_role(&su, argc, argv, &done);
-    if (status != 0 || done) {
+    int status = setup_role(&su, argc, argv);
+    if (status != UTIL_CLI_RUN) {
         goto out;
     }
-    status = 2;
-    uint32_t host = fab_host_find(su.topo, o.host);
-    if (host == FAB_NONE) {
-        fprintf(stderr, "mrc-probe: no host '%s' in %s\n", o.host, o.topology);
-        goto out;
-    }
+    status = UTIL_EXIT_USAGE;
+    uint32_t host = su.host;
     peers = util_xcalloc(strlen(o.hosts) / 2 + 1, sizeof(*peers));
     for (char *save = NULL, *h = strtok_r(o.hosts, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
         peers[npeers] = fab_host_find(su.topo, h);
         if (peers[npeers] == FAB_NONE) {
-            fprintf(stderr, "mrc-probe: --hosts: no host '%s' in %s\n", h, o.topology);
+            util_cli_fail(&val_cli, "--hosts: no host '%s' in %s", h, o.topology);
             goto out;
         }
         npeers++;
@@ -548,21 +516,42 @@ out:
 
 int main(int argc, char **argv)
 {
+    static const util_opt *const none[] = {NULL};
+    static const util_cli top = {
+        .prog = "mrc-probe",
+        .usage = "mrc-probe ROLE [options]",
+        .about = "The Clustermapper-style prober of the fabric.",
+        .tables = none,
+        .stop_at_operand = true,
+        .min_operands = 1,
+        .max_operands = UINT32_MAX,
+        .operands = "ROLE",
+        .more = "roles (each with its own --help):\n"
+                "  node       send this host's probes and report each window\n"
+                "  localize   name gray failures from the nodes' reports and deny them\n"
+                "  validate   sweep a job's paths from this host before it starts\n",
+    };
+    char **args = NULL;
+    int n = 0, rv;
     util_log_init("mrc-probe", stderr);
-    if (argc >= 2 && strcmp(argv[1], "node") == 0) {
-        return run_node(argc - 1, argv + 1);
+    if ((rv = util_cli_parse(&top, argc, argv, &n, &args)) != UTIL_CLI_RUN) {
+        return rv;
     }
-    if (argc >= 2 && strcmp(argv[1], "localize") == 0) {
-        return run_localize(argc - 1, argv + 1);
+    /* the role's own parse sees its name as argv[0] */
+    int at = 1;
+    while (argv[at] != args[0]) {
+        at++;
     }
-    if (argc >= 2 && strcmp(argv[1], "validate") == 0) {
-        return run_validate(argc - 1, argv + 1);
+    const char *role = args[0];
+    free(args);
+    if (strcmp(role, "node") == 0) {
+        return run_node(argc - at, argv + at);
     }
-    FILE *f = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) ? stdout
-                                                                                          : stderr;
-    fprintf(f, "usage: mrc-probe node --topology FILE --host NAME [options]\n"
-               "       mrc-probe localize --topology FILE [options]\n"
-               "       mrc-probe validate --topology FILE --host NAME --hosts H1,H2,... [options]\n"
-               "       mrc-probe ROLE --help\n");
-    return f == stdout ? 0 : 2;
+    if (strcmp(role, "localize") == 0) {
+        return run_localize(argc - at, argv + at);
+    }
+    if (strcmp(role, "validate") == 0) {
+        return run_validate(argc - at, argv + at);
+    }
+    return util_cli_fail(&top, "no role '%s' (node, localize or validate)", role);
 }

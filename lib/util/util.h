@@ -57,6 +57,13 @@ void util_afile_abort(util_afile *af);
 
 /* Reads a whole file into a NUL-terminated heap buffer. Returns 0 or -errno. */
 int util_read_file(const char *path, char **pdata, size_t *plen);
+/* The path of |name| (may be "") in the installed data folder: share/mrcfab beside the bin
+ * folder this program runs from (so /usr/bin/mrc-controller finds /usr/share/mrcfab, and a
+ * build tree's bin/ the share/mrcfab it mirrors). Returns 0 or a negative errno. */
+int util_data_path(const char *name, char *dest, size_t destlen);
+/* Where the configuration files are, for the install prefix the build was made for. */
+#define UTIL_CONF_DIR UTIL_SYSCONFDIR
+
 /* The next line of the NUL-terminated text at |*cursor|, cut in place (its newline becomes a
  * NUL), empty lines included so that line numbers count them; NULL at the end. */
 char *util_line_next(char **cursor);
@@ -93,9 +100,6 @@ const util_token *util_auth_find(const util_auth *auth, const char *bearer);
 const char *util_role_name(util_role role);
 util_role util_role_parse(const char *name);
 
-/* An option table: each entry names a setting, its kind, its default (as text), its range
- * (whole numbers) and where it is stored (char * for strings, uint64_t, bool). Ends with an
- * entry whose name is NULL. A secret's value is never reported, only whether it is set. */
 /* A growing text buffer, always NUL-terminated once written to; free |s|. */
 typedef struct util_buf {
     char *s;
@@ -107,27 +111,7 @@ void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(pr
 /* |s| as a JSON string: quoted, with '"', '\\' and control characters escaped. */
 void util_buf_json_str(util_buf *b, const char *s);
 
-typedef enum util_opt_kind { UTIL_OPT_STR, UTIL_OPT_UINT, UTIL_OPT_BOOL } util_opt_kind;
-typedef struct util_opt {
-    const char *name;
-    util_opt_kind kind;
-    const char *def;
-    uint64_t min, max;
-    void *dest;
-    const char *help;
-    bool secret;
-} util_opt;
-
-void util_opt_defaults(const util_opt *opts);
-void util_opt_free(const util_opt *opts);
-/* One setting from its text; 0, or -EINVAL / -ERANGE with a sentence in |err|. */
-int util_opt_set(const util_opt *o, const char *value, char *err, size_t errlen);
-/* 'key = value' lines, '#' comments. */
-int util_opt_load_file(const util_opt *opts, const char *path, char *err, size_t errlen);
-/* --config FILE first, then every --key value of argv on top of it. */
-int util_opt_parse(const util_opt *opts, int argc, char **argv, char *err, size_t errlen);
-void util_opt_usage(const util_opt *opts, FILE *f);
-json_object *util_opt_json(const util_opt *opts);
+#include "util_opt.h"
 
 struct event_base;
 struct evdns_base;

@@ -107,3 +107,25 @@ char *util_line_next(char **cursor)
     }
     return line;
 }
+
+int util_data_path(const char *name, char *dest, size_t destlen)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        return -errno;
+    }
+    exe[n] = '\0';
+    /* the program's folder, then up one folder for each '../' of the way to the data */
+    const char *rel = UTIL_DATA_FROM_BIN;
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+        *slash = '\0';
+    }
+    while (strncmp(rel, "../", 3) == 0 && (slash = strrchr(exe, '/')) != NULL && slash != exe) {
+        *slash = '\0';
+        rel += 3;
+    }
+    int len = snprintf(dest, destlen, "%s/%s%s%s", exe, rel, name[0] ? "/" : "", name);
+    return len < 0 || (size_t)len >= destlen ? -ENAMETOOLONG : 0;
+}

@@ -207,7 +207,7 @@ s=$(get GET /ui/app.js); check '[ "$s" = 404 ] && problem 404' "--web '': /ui/ap
 s=$(get GET /api/v1/whoami tok-reader-000000000001); check '[ "$s" = 200 ]' "--web '': the API still answers"
 stop
 
-# web = DIR in --config; and the default is the source tree's web/
+# web = DIR in --config; and the default is share/mrcfab/web beside the program's bin folder
 mkdir -p "$tmp/web2"
 echo '<p>two</p>' >"$tmp/web2/index.html"
 echo "web = $tmp/web2" >"$tmp/ctl.conf"
@@ -216,7 +216,8 @@ s=$(get GET /); check '[ "$s" = 200 ] && cmp -s "$tmp/out" "$tmp/web2/index.html
 stop
 start
 s=$(get GET /api/v1/config tok-reader-000000000001)
-check '[ "$(json "d[\"web\"]")" = "$root/web" ]' "the default --web is the source tree's web/"
+check '[ "$(json "d[\"web\"]")" = "$(cd "$bin/.." && pwd)/share/mrcfab/web" ] && [ "$(cd "$bin/../share/mrcfab/web" && pwd -P)" = "$root/web" ]' \
+    "the default --web is share/mrcfab/web beside bin/ (the build tree's links to the source's web/)"
 stop
 
 finish web

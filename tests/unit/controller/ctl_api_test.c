@@ -25,13 +25,13 @@ static struct {
     bool verbose;
 } ov;
 static const util_opt opts[] = {
-    {"listen", UTIL_OPT_STR, "127.0.0.1:8080", 0, 0, &ov.listen, "ADDR:PORT", false},
-    {"cert", UTIL_OPT_STR, NULL, 0, 0, &ov.cert, "certificate", false},
-    {"key", UTIL_OPT_STR, NULL, 0, 0, &ov.key, "private key", true},
-    {"password", UTIL_OPT_STR, NULL, 0, 0, &ov.password, "a password", true},
-    {"threads", UTIL_OPT_UINT, "4", 1, 64, &ov.threads, "threads", false},
-    {"verbose", UTIL_OPT_BOOL, "false", 0, 0, &ov.verbose, "chatty", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    {.name = "listen", .kind = UTIL_OPT_STR, .def = "127.0.0.1:8080", .dest = &ov.listen, .help = "ADDR:PORT"},
+    {.name = "cert", .kind = UTIL_OPT_STR, .dest = &ov.cert, .help = "certificate"},
+    {.name = "key", .kind = UTIL_OPT_STR, .dest = &ov.key, .help = "private key", .secret = true},
+    {.name = "password", .kind = UTIL_OPT_STR, .dest = &ov.password, .help = "a password", .secret = true},
+    {.name = "threads", .kind = UTIL_OPT_UINT, .def = "4", .min = 1, .max = 64, .dest = &ov.threads, .help = "threads"},
+    {.name = "verbose", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &ov.verbose, .help = "chatty"},
+    UTIL_OPT_END,
 };
 
 static char dir[256];
