@@ -160,6 +160,7 @@ void util_opt_defaults(const util_opt *opts)
     char err[128];
     for (const util_opt *o = opts; o->name; o++) {
         if (o->kind == UTIL_OPT_STR) {
+            free(*(char **)o->dest);
             *(char **)o->dest = NULL;
         }
         if (o->def) {

@@ -83,6 +83,8 @@ void util_cli_help(const util_cli *cli, FILE *f);
 /* "0.2.0 (git 1a2b3c4d5e6f)": the version and the revision the build was made from. */
 const char *util_version(void);
 
+/* Sets every option of |opts| to its default; a string's earlier value (NULL, or one an
+ * earlier call set) is freed. */
 void util_opt_defaults(const util_opt *opts);
 void util_opt_free(const util_opt *opts);
 /* The entry called |name| (hyphens; underscores taken as hyphens), or NULL. */
