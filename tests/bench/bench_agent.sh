@@ -30,7 +30,7 @@ usage: $0 [-b BINDIR] [-t TOPOLOGY] [-p PREFIX] [-n ROUNDS] [-d SECONDS]
   under different T0s) and measures, ROUNDS times (default $rounds) for SECONDS each (default
   $secs): iperf3 TCP, mrc-perf bandwidth (one QP), a UDP ping-pong and mrc-perf latency (64
   bytes). Each -a runs the agents with those options (default: two configurations, the
-  defaults and "--mtu 8192 --reorder_us 5000"). Tears everything down on exit.
+  defaults and "--mtu 8192 --reorder-us 5000"). Tears everything down on exit.
 
   -b BINDIR     mrc-agent, mrc-perf, mrcctl and bench_udp_pingpong (default build/bin)
   -t TOPOLOGY   default deploy/topologies/lab.json
@@ -59,7 +59,7 @@ elif [ $# -ne 0 ]; then
 fi
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench_agent: -n $rounds: want a count" >&2; exit 2; }
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "bench_agent: -d $secs: want whole seconds" >&2; exit 2; }
-[ ${#configs[@]} -gt 0 ] || configs=("" "--mtu 8192 --reorder_us 5000")
+[ ${#configs[@]} -gt 0 ] || configs=("" "--mtu 8192 --reorder-us 5000")
 [ -d "$bin" ] || { echo "bench_agent: no directory $bin" >&2; exit 2; }
 bin=$(cd "$bin" && pwd)
 for b in mrc-agent mrc-perf mrcctl bench_udp_pingpong; do

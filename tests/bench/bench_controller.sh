@@ -93,7 +93,7 @@ start() {
     : >"$log"
     t0=$(date +%s%N)
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
-        --listen 127.0.0.1:0 --threads "$threads" --max_connections "$need" --max_wait 60 \
+        --listen 127.0.0.1:0 --threads "$threads" --max-connections "$need" --max-wait 60 \
         --window 300 2>"$log" &
     pid=$!
     port=

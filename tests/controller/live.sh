@@ -35,7 +35,7 @@ start() {
     log=$tmp/log.$starts
     : >"$log" # before the controller opens it: the poll below reads it at once
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
-        --listen 127.0.0.1:0 --max_body 4096 --max_wait 5 --floor 0 --web "$tmp/web" "$@" \
+        --listen 127.0.0.1:0 --max-body 4096 --max-wait 5 --floor 0 --web "$tmp/web" "$@" \
         2>"$log" &
     pid=$!
     port=$(ctl_port "$log" "$pid") || exit 1
@@ -273,7 +273,7 @@ s=$(req reader GET /api/v1/health/history); check '[ "$s" = 400 ] && problem 400
 # the blast radius: a dry run stores nothing; an entry that would cut a host pair below the
 # floor is refused (409, with its blast radius) unless an operator forces it
 stop
-start --floor 50 --agent_interval 1
+start --floor 50 --agent-interval 1
 # the registration survived the restart (its reports are counted anew); silent for 3 report
 # intervals of 1 s, the agent goes stale
 s=$(req reader GET /api/v1/agents/h0)

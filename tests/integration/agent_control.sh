@@ -27,8 +27,8 @@ op_token=operator-token-0123456789
 } >"$work/tokens"
 controller() {
     "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
-        --listen "[$croot]:$port" --cc uet-1.0-nscc --port_gbps 10 \
-        --base_rtt_ns 100000 --agent_interval 1 >>"$work/controller.log" 2>&1 &
+        --listen "[$croot]:$port" --cc uet-1.0-nscc --port-gbps 10 \
+        --base-rtt-ns 100000 --agent-interval 1 >>"$work/controller.log" 2>&1 &
     ctl_pid=$!
     for _ in $(seq 50); do curl -sf "$url/metrics" >/dev/null && return 0; sleep 0.1; done
     fail "the controller did not start"
@@ -43,7 +43,7 @@ controller
 
 for h in h0 h5; do
     bgx "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" --controller "$url" \
-        --token_file "$work/token-$h" --state_dir "$work/state-$h" --report_interval 1 \
+        --token-file "$work/token-$h" --state-dir "$work/state-$h" --report-interval 1 \
         --oob "[$(lab addr "$h")]:7471" >"$work/agent-$h.log" 2>&1
     pids+=($!)
 done

@@ -30,8 +30,8 @@ fail() {
     echo "node-token-h1-0123456789 prober h1"
     echo "reader-token-0123456789 reader grafana"
 } >"$work/tokens"
-"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$port" --window_ms 1000 \
-    --report_tokens "$work/tokens" >"$work/localize.log" 2>&1 &
+"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$port" --window-ms 1000 \
+    --report-tokens "$work/tokens" >"$work/localize.log" 2>&1 &
 pid=$!
 url="http://[::1]:$port/api/v1"
 for _ in $(seq 50); do curl -sf "$url/status" >/dev/null && break; sleep 0.1; done

@@ -39,7 +39,7 @@ for h in $hosts; do
     echo "node-token-$h-0123456789" >"$work/token-node-$h"
 done >"$work/node-tokens"
 "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
-    --listen "[$croot]:$port" --cc uet-1.0-nscc --port_gbps 10 --base_rtt_ns 100000 \
+    --listen "[$croot]:$port" --cc uet-1.0-nscc --port-gbps 10 --base-rtt-ns 100000 \
     >>"$work/controller.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do curl -sf "$url/metrics" >/dev/null && break; sleep 0.1; done
@@ -47,19 +47,19 @@ api() { curl -s -H "Authorization: Bearer $op_token" "$url/api/v1/$1"; }
 
 hold=3
 window_ms=500
-"$bin/mrc-probe" localize --topology "$topo" --window_ms $window_ms --listen "[$croot]:$lport" \
-    --controller "$url" --token_file "$work/token-prober" --report_tokens "$work/node-tokens" \
-    --hold_s $hold --deadline_ms 800 >"$work/localize.log" 2>&1 &
+"$bin/mrc-probe" localize --topology "$topo" --window-ms $window_ms --listen "[$croot]:$lport" \
+    --controller "$url" --token-file "$work/token-prober" --report-tokens "$work/node-tokens" \
+    --hold-s $hold --deadline-ms 800 >"$work/localize.log" 2>&1 &
 pids+=($!)
 for h in $hosts; do
-    bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window_ms $window_ms \
-        --grace_ms 200 --report_url "http://[$croot]:$lport/api/v1/reports" \
-        --token_file "$work/token-node-$h" >/dev/null 2>"$work/probe-$h.log"
+    bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window-ms $window_ms \
+        --grace-ms 200 --report-url "http://[$croot]:$lport/api/v1/reports" \
+        --token-file "$work/token-node-$h" >/dev/null 2>"$work/probe-$h.log"
     pids+=($!)
 done
 for h in h0 h5; do
     bgx "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" --controller "$url" \
-        --token_file "$work/token-$h" --state_dir "$work/state-$h" \
+        --token-file "$work/token-$h" --state-dir "$work/state-$h" \
         --oob "[$(lab addr "$h")]:7471" >"$work/agent-$h.log" 2>&1
     pids+=($!)
 done

@@ -19,8 +19,8 @@ lab up --fabric-only >/dev/null
 hosts=$("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}')
 window_ms=500
 for h in $hosts; do
-    bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window_ms $window_ms \
-        --grace_ms 200 >"$work/probe-$h.out" 2>"$work/probe-$h.log"
+    bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window-ms $window_ms \
+        --grace-ms 200 >"$work/probe-$h.out" 2>"$work/probe-$h.log"
     pids+=($!)
 done
 bgx h0 "$bin/mrc-agent" --topology "$topo" --host h0 >"$work/agent-h0.log" 2>&1
