@@ -7,23 +7,27 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-topo="$root/deploy/topologies/lab.json"
+topo=
 prefix=mf
-bin="${MRCFAB_BIN:-$root/build/bin}"
+bin=
 dir=
 ctl_port=8080
 
 usage() {
     cat <<EOF
-usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [ARGS]
+usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [ARGS]
 
-  up [--fabric-only]    build the fabric (tears down an earlier one of the same prefix first)
+  up [--fabric-only] [--window-ms MS] [--hold-s S] [--probe-rate N]
+                        build the fabric (tears down an earlier one of the same prefix first)
                         and start the system on it: the controller (SQLite in DIR) on the
                         management network, an agent and a prober node on every host, each
-                        with its own token, and the localizer; --fabric-only: the fabric alone
+                        with its own token, and the localizer (its windows MS ms, default 500,
+                        its hold S s, default 10, N probes a second, default 512);
+                        --fabric-only: the fabric alone
   down                  stop every process, remove every namespace (and so every veth); what
                         stays is DIR's database, tokens and logs
-  status                the namespaces with their installed route counts, the processes
+  status                the namespaces with their installed route counts, the processes, the
+                        faults in force (kind, cable or switch, percent, direction)
   restart SERVICE       stop and start one process: controller, localizer, agent-HOST or
                         node-HOST (the database, the agents' state and the tokens stay)
   drain X [REASON]      an operator's maintenance entry for element X at the controller
@@ -33,52 +37,313 @@ usage: $0 [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [ARGS
                         and has its table installed again
   addr HOST|root        a host's management address (mrc-perf setup), or the root
                         namespace's (where the controller listens)
-  link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1)
+  link-down A B         take the cable between elements A and B down (e.g. p0-t0-0 p0-t1-1;
+                        a host's end may be named by its port, h0:1)
   link-up A B           bring it back
   fault loss A B PCT [one-way]
                         drop PCT % of what crosses the cable between A and B (both ways, or
-                        only from A to B), where it arrives (nftables numgen)
+                        only from A to B), where it arrives (nftables numgen); PCT is 0 to 100
+                        in steps of 0.001 (0.1: one packet in a thousand); 0 removes it
   fault blackhole X     switch X forwards nothing while its links stay up (ND still answered)
   fault flap A B SECS   take the cable down and up again every SECS seconds, until healed
-  heal X [Y]            remove every fault of element X (and of the cable X-Y: its flapping
-                        stops and it comes back up)
+  heal X [Y]            remove every fault of element X (its blackhole, the faults of every
+                        cable it ends), or of the cable between X and Y alone (a flapping
+                        cable stops and comes back up, as does one taken down)
+  heal --all            remove every fault
 
-  -t TOPOLOGY   topology file (default deploy/topologies/lab.json)
-  -p PREFIX     namespace name prefix (default mf): element X lives in netns PREFIX-X
-  -b BINDIR     where mrcctl and the daemons are (default build/bin)
+  -t TOPOLOGY   topology file (default lab.json of the topologies beside lab.sh, else of
+                BINDIR/../share/mrcfab/topologies)
+  -p PREFIX     namespace name prefix, at most 10 letters, digits or _ (default mf):
+                element X lives in netns PREFIX-X
+  -b BINDIR     where mrcctl and the daemons are (default build/bin of the source tree, else
+                the folder of the mrcctl on PATH; /usr/bin for the installed programs)
   -d DIR        the lab's folder (default /var/lib/mrcfab/lab-PREFIX): database, tokens,
                 logs, pid files
   -P PORT       the controller's port on the management network (default 8080); the
                 localizer takes the next one
+  -h, --help    print this help and exit
+
+exit status: 0 done, 1 the system failed, 2 bad input
 EOF
-    exit 2
 }
 
-while getopts "t:p:b:d:P:h" opt; do
-    case $opt in
-    t) topo=$OPTARG ;;
-    p) prefix=$OPTARG ;;
-    b) bin=$OPTARG ;;
-    d) dir=$OPTARG ;;
-    P) ctl_port=$OPTARG ;;
-    *) usage ;;
+# --- exit status: 2 for bad input (always found before acting), 1 once acting fails ---------
+
+acting=false      # input checked: a failure from here on is the system's
+cleanup_up=false  # an up under way: a failure takes the half-built lab down
+bad() {
+    echo "lab: $*" >&2
+    acting=false
+    exit 2
+}
+on_exit() {
+    local rc=$?
+    trap - EXIT
+    if [ "$rc" -ne 0 ] && $cleanup_up; then
+        echo "lab: failed, cleaning up" >&2
+        down
+    fi
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && $acting; then
+        exit 1
+    fi
+    exit "$rc"
+}
+trap on_exit EXIT
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    -t | -p | -b | -d | -P)
+        [ $# -ge 2 ] || bad "option $1 wants a value (lab.sh --help)"
+        case $1 in
+        -t) topo=$2 ;;
+        -p) prefix=$2 ;;
+        -b) bin=$2 ;;
+        -d) dir=$2 ;;
+        -P) ctl_port=$2 ;;
+        esac
+        shift 2
+        ;;
+    --)
+        shift
+        break
+        ;;
+    -*) bad "unknown option '$1' (lab.sh --help lists the options)" ;;
+    *) break ;;
     esac
 done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || bad "no command given (lab.sh --help lists the commands)"
 cmd=$1
 shift
-# the daemons outlive this script and run from anywhere: absolute paths
-topo=$(realpath "$topo")
-bin=$(realpath "$bin")
+case $cmd in
+up | down | status | addr | restart | drain | undrain | reboot | link-down | link-up | fault | heal | flap-loop) ;;
+help)
+    usage
+    exit 0
+    ;;
+*) bad "unknown command '$cmd' (lab.sh --help lists the commands)" ;;
+esac
+
+# the namespace names PREFIX-X and the veth PREFIX-mgmt (15 bytes at most) take the prefix
+[[ $prefix =~ ^[A-Za-z0-9_]{1,10}$ ]] ||
+    bad "-p '$prefix' is no prefix: want 1 to 10 letters, digits or _ (e.g. hl)"
+if ! [[ $ctl_port =~ ^[1-9][0-9]{0,4}$ ]] || [ "$ctl_port" -gt 65534 ]; then
+    bad "-P '$ctl_port' is no port: want 1 to 65534 (the localizer takes the next one)"
+fi
 dir=$(realpath -m "${dir:-/var/lib/mrcfab/lab-$prefix}")
+
+# The programs: -b, else the source tree's build, else the mrcctl on PATH (installed).
+if [ -z "$bin" ]; then
+    bin=${MRCFAB_BIN:-$root/build/bin}
+    if [ ! -x "$bin/mrcctl" ] && command -v mrcctl >/dev/null; then
+        bin=$(dirname "$(command -v mrcctl)")
+    fi
+fi
+need_program() {
+    [ -x "$bin/$1" ] || bad "-b $bin has no $1 (want the folder of mrcctl and the daemons:" \
+        "build/bin of a build, /usr/bin where the packages installed them)"
+}
+# what `down` needs is the prefix and the folder alone: it works with the programs gone
+if [ "$cmd" != down ]; then
+    need_program mrcctl
+    # the daemons outlive this script and run from anywhere: absolute paths
+    bin=$(realpath "$bin")
+    if [ -z "$topo" ]; then
+        for topo in "$here/../topologies/lab.json" "$bin/../share/mrcfab/topologies/lab.json"; do
+            [ -e "$topo" ] && break
+        done
+    fi
+    [ -f "$topo" ] || bad "-t $topo: no such topology file"
+    topo=$(realpath "$topo")
+fi
 
 mrcctl() { "$bin/mrcctl" -t "$topo" "$@"; }
 ns() { echo "$prefix-$1"; }
 nsx() { local n; n=$(ns "$1"); shift; ip netns exec "$n" "$@"; }
 
-# the topology's hosts, in its order
-hosts() { mrcctl topo hosts | awk '!seen[$1]++ {print $1}'; }
+# --- the topology, read once ---------------------------------------------------------------
+
+SWITCHES=() HOSTS=() CABLES=() HOSTPORTS=() SWITCHLINES=()
+declare -A IS_SWITCH=() IS_HOST=() IS_HOSTPORT=()
+topo_load() {
+    local out line name port
+    out=$("$bin/mrcctl" -t "$topo" topo switches 2>&1) ||
+        bad "-t $topo is no topology mrcctl can read: $(head -n 1 <<<"${out#mrcctl: }")"
+    mapfile -t SWITCHLINES <<<"$out"
+    for line in "${SWITCHLINES[@]}"; do
+        name=${line%% *}
+        SWITCHES+=("$name")
+        IS_SWITCH[$name]=1
+    done
+    mapfile -t HOSTPORTS < <(mrcctl topo hosts)
+    for line in "${HOSTPORTS[@]}"; do
+        read -r name port _ <<<"$line"
+        IS_HOSTPORT[$name:$port]=1
+        if [ -z "${IS_HOST[$name]:-}" ]; then
+            IS_HOST[$name]=1
+            HOSTS+=("$name")
+        fi
+    done
+    mapfile -t CABLES < <(mrcctl topo cables)
+    if [ ${#SWITCHES[@]} -eq 0 ] || [ ${#HOSTS[@]} -eq 0 ] || [ ${#CABLES[@]} -eq 0 ]; then
+        bad "-t $topo has no switch, host or cable to build a lab of"
+    fi
+}
+[ "$cmd" = down ] || topo_load
+
+# --- input checks: each one sentence naming the bad word and what would do ----------------
+
+fabric_hint() {
+    echo "its ${#SWITCHES[@]} switches are ${SWITCHES[0]} to ${SWITCHES[-1]}," \
+        "its ${#HOSTS[@]} hosts ${HOSTS[0]} to ${HOSTS[-1]}"
+}
+# need_element WORD [switch|host]: WORD names an element (of that kind) of the topology
+need_element() {
+    local w=$1 kind=${2:-}
+    case $kind in
+    switch)
+        [ -n "${IS_SWITCH[$w]:-}" ] && return 0
+        [ -n "${IS_HOST[$w]:-}" ] && bad "'$w' is a host; this wants a switch ($(fabric_hint))"
+        ;;
+    host)
+        [ -n "${IS_HOST[$w]:-}" ] && return 0
+        [ -n "${IS_SWITCH[$w]:-}" ] && bad "'$w' is a switch; this wants a host ($(fabric_hint))"
+        ;;
+    *) [ -n "${IS_SWITCH[$w]:-}${IS_HOST[$w]:-}" ] && return 0 ;;
+    esac
+    bad "'$w' is no ${kind:-switch or host} of $(basename "$topo") ($(fabric_hint))"
+}
+
+# cable_find A B: the cable between ends A and B (an element, or a host port h0:1), into
+# E1 IF1 (A's element and interface), E2 IF2 (B's), C1 C2 (its ends in the topology's order).
+cable_find() {
+    local x xport xif y yport yif line
+    for line in "${CABLES[@]}"; do
+        read -r _ _ x xport xif y yport yif <<<"$line"
+        if { [ "$1" = "$x" ] || [ "$1" = "$x:$xport" ]; } &&
+            { [ "$2" = "$y" ] || [ "$2" = "$y:$yport" ]; }; then
+            E1=$x IF1=$xif E2=$y IF2=$yif C1=$x C2=$y
+            return 0
+        elif { [ "$1" = "$y" ] || [ "$1" = "$y:$yport" ]; } &&
+            { [ "$2" = "$x" ] || [ "$2" = "$x:$xport" ]; }; then
+            E1=$y IF1=$yif E2=$x IF2=$xif C1=$x C2=$y
+            return 0
+        fi
+    done
+    return 1
+}
+# peers X: the elements at the far end of X's cables, in the topology's order
+peers() {
+    local x y line
+    for line in "${CABLES[@]}"; do
+        read -r _ _ x _ _ y _ <<<"$line"
+        [ "$x" = "$1" ] && echo "$y"
+        [ "$y" = "$1" ] && echo "$x"
+    done
+    return 0
+}
+need_end() {
+    if [[ $1 == *:* ]] && [ -n "${IS_HOST[${1%:*}]:-}" ]; then
+        [ -n "${IS_HOSTPORT[$1]:-}" ] ||
+            bad "'$1' is no host port of $(basename "$topo") (${1%:*}'s are" \
+                "$(printf '%s\n' "${!IS_HOSTPORT[@]}" | grep "^${1%:*}:" | sort | paste -sd, - | sed 's/,/, /g'))"
+        return 0
+    fi
+    need_element "$1"
+}
+need_cable() {
+    need_end "$1"
+    need_end "$2"
+    cable_find "$1" "$2" ||
+        bad "no cable joins $1 and $2 (${1%:*}'s cables go to $(peers "${1%:*}" | paste -sd, - |
+            sed 's/,/, /g'))"
+}
+# need_int WHAT WORD MIN MAX UNIT: WORD a whole number from MIN to MAX
+need_int() {
+    if ! [[ $2 =~ ^[0-9]{1,9}$ ]] || [ $((10#$2)) -lt "$3" ] || [ $((10#$2)) -gt "$4" ]; then
+        bad "$1 '$2' is no number of $5: want a whole number from $3 to $4"
+    fi
+}
+# pct_parse WORD: PCT_T, WORD % in thousandths of a percent (0 to 100000), and PCT, WORD as
+# written back (0.10 is 0.1)
+pct_parse() {
+    local w=$1 i f
+    if [[ $w =~ [0-9] ]] && [[ $w =~ ^([0-9]{0,3})(\.([0-9]{0,3}))?$ ]]; then
+        i=${BASH_REMATCH[1]:-0}
+        f=${BASH_REMATCH[3]}000
+        PCT_T=$((10#$i * 1000 + 10#${f:0:3}))
+        if [ "$PCT_T" -le 100000 ]; then
+            PCT=$((PCT_T / 1000))
+            if [ $((PCT_T % 1000)) -ne 0 ]; then
+                f=$(printf %03d $((PCT_T % 1000)))
+                while [[ $f == *0 ]]; do f=${f%0}; done
+                PCT="$PCT.$f"
+            fi
+            return 0
+        fi
+    fi
+    bad "loss '$w' is no percent: want 0 to 100 in steps of 0.001 (0.1 drops one packet in" \
+        "a thousand)"
+}
+# need_args COMMAND MIN MAX FORM ARGS...: the command's count of arguments
+need_args() {
+    local what=$1 min=$2 max=$3 form=$4
+    shift 4
+    if [ $# -lt "$min" ]; then
+        bad "$what wants $form (lab.sh --help)"
+    elif [ $# -gt "$max" ]; then
+        bad "$what wants $form, not '$*' (lab.sh --help)"
+    fi
+}
+# need_lab: the fabric is up (an element's namespace is there)
+need_lab() {
+    [ -e "/run/netns/$(ns "${SWITCHES[0]}")" ] || {
+        echo "lab: no lab of prefix $prefix is up (lab.sh -p $prefix up builds one)" >&2
+        exit 1
+    }
+}
+# need_system: the system runs on the lab (up without --fabric-only made its folder)
+need_system() {
+    if [ ! -e "$(conf)" ] || [ ! -e "$dir/token/admin" ]; then
+        echo "lab: no system running in $dir (lab.sh up starts one; -p and -d name the lab)" >&2
+        exit 1
+    fi
+}
+# need_service NAME: a process `start` knows
+need_service() {
+    case $1 in
+    controller | localizer) return 0 ;;
+    agent-* | node-*) [ -n "${IS_HOST[${1#*-}]:-}" ] && return 0 ;;
+    esac
+    bad "'$1' is no service of the lab (controller, localizer, agent-HOST or node-HOST, HOST" \
+        "one of ${HOSTS[0]} to ${HOSTS[-1]})"
+}
+# need_drainable X: what the controller's denylist takes, a switch, a host port or a T0-T1 link
+need_drainable() {
+    local a b
+    if [[ $1 == *~* ]]; then
+        a=${1%%~*} b=${1#*~}
+        need_element "$a" switch
+        need_element "$b" switch
+        cable_find "$a" "$b" || bad "'$1' is no link: no cable joins $a and $b ($a's go to" \
+            "$(peers "$a" | paste -sd, - | sed 's/,/, /g'))"
+        return 0
+    fi
+    [ -n "${IS_SWITCH[$1]:-}${IS_HOSTPORT[$1]:-}" ] && return 0
+    local line x y link=""
+    for line in "${CABLES[@]}"; do
+        read -r _ _ x _ _ y _ <<<"$line"
+        if [ -n "${IS_SWITCH[$y]:-}" ]; then
+            link=$x~$y
+            break
+        fi
+    done
+    bad "'$1' is no switch, host port (e.g. ${HOSTS[0]}:0) or link (e.g. $link) of" \
+        "$(basename "$topo") ($(fabric_hint))"
+}
 
 namespaces() {
     ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${prefix}-" || true
@@ -170,21 +435,21 @@ mgmt_up() {
     ip link set "$prefix-mgmt" up
 }
 
+# mgmt_addr HOST|root (checked): its address on the management network
 mgmt_addr() {
     local want=$1 i=0 host
     if [ "$want" = root ]; then
         echo "$mgmt_net:ffff"
         return 0
     fi
-    for host in $(hosts); do
+    for host in "${HOSTS[@]}"; do
         i=$((i + 1))
         if [ "$host" = "$want" ]; then
             echo "$mgmt_net:$(printf %x $i)"
             return 0
         fi
     done
-    echo "lab: no host $want" >&2
-    return 2
+    return 1
 }
 
 # A host port owns its inner address and the uSID address its T0 leaves in the outer header,
@@ -210,7 +475,7 @@ tokens_make() {
     local t h
     mkdir -p "$dir/token"
     chmod 700 "$dir" "$dir/token"
-    for t in admin reader localizer $(hosts | sed 's/^/agent-/') $(hosts | sed 's/^/node-/'); do
+    for t in admin reader localizer "${HOSTS[@]/#/agent-}" "${HOSTS[@]/#/node-}"; do
         (umask 077 && new_token >"$dir/token/$t")
     done
     (
@@ -218,11 +483,11 @@ tokens_make() {
         echo "$(cat "$dir/token/admin") admin lab-admin"
         echo "$(cat "$dir/token/reader") reader lab-reader"
         echo "$(cat "$dir/token/localizer") prober localizer"
-        for h in $(hosts); do echo "$(cat "$dir/token/agent-$h") agent $h"; done
+        for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
     ) >"$dir/tokens"
     (
         umask 077
-        for h in $(hosts); do echo "$(cat "$dir/token/node-$h") prober $h"; done
+        for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/node-$h") prober $h"; done
     ) >"$dir/node-tokens"
 }
 
@@ -253,6 +518,7 @@ probe_rate=$probe_rate
 CONF
 }
 
+# start SERVICE (checked by need_service)
 start() {
     local name=$1 h=${1#*-} addr
     # shellcheck disable=SC1090
@@ -262,31 +528,26 @@ start() {
         # software switches queue for milliseconds: the base RTT and rate NSCC starts from
         daemon controller - "$bin/mrc-controller" --topology "$topo" --db "$dir/ctl.db" \
             --tokens "$dir/tokens" --listen "[$mgmt_net:ffff]:$ctl_port" --cc uet-1.0-nscc \
-            --port_gbps 10 --base_rtt_ns 100000 --agent_interval 2
+            --port-gbps 10 --base-rtt-ns 100000 --agent-interval 2
         ;;
     localizer)
         daemon localizer - "$bin/mrc-probe" localize --topology "$topo" \
-            --listen "[$mgmt_net:ffff]:$((ctl_port + 1))" --window_ms "$window_ms" \
+            --listen "[$mgmt_net:ffff]:$((ctl_port + 1))" --window-ms "$window_ms" \
             --rate "$probe_rate" --controller "$(ctl_url)" \
-            --token_file "$dir/token/localizer" --report_tokens "$dir/node-tokens" \
-            --hold_s "$hold_s" --deadline_ms $((window_ms * 8 / 5))
+            --token-file "$dir/token/localizer" --report-tokens "$dir/node-tokens" \
+            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5))
         ;;
     agent-*)
-        addr=$(mgmt_addr "$h") || return 2
+        addr=$(mgmt_addr "$h")
         daemon "$name" "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" \
-            --controller "$(ctl_url)" --token_file "$dir/token/agent-$h" \
-            --state_dir "$dir/agent-$h" --oob "[$addr]:7471" --report_interval 2 \
-            --reorder_us 5000
+            --controller "$(ctl_url)" --token-file "$dir/token/agent-$h" \
+            --state-dir "$dir/agent-$h" --oob "[$addr]:7471" --report-interval 2 \
+            --reorder-us 5000
         ;;
     node-*)
-        mgmt_addr "$h" >/dev/null || return 2 # a host of the topology
         daemon "$name" "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" \
-            --window_ms "$window_ms" --rate "$probe_rate" --grace_ms $((window_ms * 2 / 5)) \
-            --report_url "$(loc_url)/api/v1/reports" --token_file "$dir/token/node-$h"
-        ;;
-    *)
-        echo "lab: no service $name (controller, localizer, agent-HOST, node-HOST)" >&2
-        return 2
+            --window-ms "$window_ms" --rate "$probe_rate" --grace-ms $((window_ms * 2 / 5)) \
+            --report-url "$(loc_url)/api/v1/reports" --token-file "$dir/token/node-$h"
         ;;
     esac
 }
@@ -319,68 +580,81 @@ services_up() {
     start controller
     wait_for "the controller" curl -sf "$(ctl_url)/metrics"
     start localizer
-    for h in $(hosts); do
+    for h in "${HOSTS[@]}"; do
         start "agent-$h"
         start "node-$h"
     done
     wait_for "the localizer" curl -sf "$(loc_url)/api/v1/status"
-    n=$(hosts | wc -l)
+    n=${#HOSTS[@]}
     wait_for "every agent" agents_in "$n"
     echo "lab: the controller: $(ctl_url) (the dashboard; tokens in $dir/token: admin, reader)"
     echo "lab: the localizer: $(loc_url)/api/v1/status; $n agents and $n prober nodes;" \
         "logs in $dir/log"
 }
 
-up() {
-    local fabric_only=false
-    window_ms=500 hold_s=10 probe_rate=512
+up_check() {
+    fabric_only=false window_ms=500 hold_s=10 probe_rate=512
     while [ $# -gt 0 ]; do
         case $1 in
         --fabric-only) fabric_only=true ;;
-        --window-ms) window_ms=$2; shift ;;
-        --hold-s) hold_s=$2; shift ;;
-        --probe-rate) probe_rate=$2; shift ;;
-        *) usage ;;
+        --window-ms | --hold-s | --probe-rate)
+            [ $# -ge 2 ] || bad "up $1 wants a value (lab.sh --help)"
+            case $1 in
+            --window-ms) need_int "up --window-ms" "$2" 10 60000 "milliseconds"; window_ms=$((10#$2)) ;;
+            --hold-s) need_int "up --hold-s" "$2" 1 86400 "seconds"; hold_s=$((10#$2)) ;;
+            --probe-rate) need_int "up --probe-rate" "$2" 1 1000000 "probes a second"; probe_rate=$((10#$2)) ;;
+            esac
+            shift
+            ;;
+        *) bad "up takes --fabric-only, --window-ms MS, --hold-s S and --probe-rate N, not '$1'" ;;
         esac
         shift
     done
+    "$bin/mrcctl" -t "$topo" topo validate >/dev/null 2>&1 ||
+        bad "-t $topo does not validate: $(mrcctl topo validate 2>&1 | head -n 1)"
+    if ! $fabric_only; then
+        need_program mrc-controller
+        need_program mrc-agent
+        need_program mrc-probe
+    fi
+}
+
+up() {
     down
-    trap 'echo "lab: interrupted, cleaning up" >&2; down; exit 130' INT TERM
-    trap 'rc=$?; if [ $rc -ne 0 ]; then echo "lab: failed, cleaning up" >&2; down; fi' EXIT
-    mrcctl topo validate >/dev/null
-    local name plane tier index usid sid ports
-    while read -r name plane tier index usid sid ports; do
+    cleanup_up=true
+    trap 'echo "lab: interrupted, cleaning up" >&2; cleanup_up=false; down; exit 130' INT TERM
+    local line name sid
+    for line in "${SWITCHLINES[@]}"; do
+        read -r name _ _ _ _ sid _ <<<"$line"
         make_ns "$name" 1
         # no dummy device on this kernel: a spare veth pair carries the local SIDs
         ip -n "$(ns "$name")" link add "$sid" type veth peer name "${sid}p"
         ip -n "$(ns "$name")" link set "$sid" up
         ip -n "$(ns "$name")" link set "${sid}p" up
-    done < <(mrcctl topo switches)
-    local host port ifname addr uaddr gw t0 t0port t0if block hosts=()
-    declare -A seen
-    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
-        if [ -z "${seen[$host]:-}" ]; then
-            make_ns "$host" 0
-            seen[$host]=1
-            hosts+=("$host")
-        fi
-    done < <(mrcctl topo hosts)
-    mgmt_up "${hosts[@]}"
-    local kind a aport aif b bport bif
-    while read -r kind plane a aport aif b bport bif; do
+    done
+    local host port ifname addr uaddr gw block
+    for host in "${HOSTS[@]}"; do
+        make_ns "$host" 0
+    done
+    mgmt_up "${HOSTS[@]}"
+    local a aif b bif
+    for line in "${CABLES[@]}"; do
+        read -r _ _ a _ aif b _ bif <<<"$line"
         ip link add "$aif" netns "$(ns "$a")" type veth peer name "$bif" netns "$(ns "$b")"
         veth_up "$(ns "$a")" "$aif"
         veth_up "$(ns "$b")" "$bif"
-    done < <(mrcctl topo cables)
-    while read -r name plane tier index usid sid ports; do
+    done
+    for name in "${SWITCHES[@]}"; do
         install_switch "$name"
-    done < <(mrcctl topo switches)
-    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
+    done
+    for line in "${HOSTPORTS[@]}"; do
+        read -r host port ifname addr uaddr gw _ _ _ block <<<"$line"
         host_port "$host" "$port" "$ifname" "$addr" "$uaddr" "$gw" "$block"
-    done < <(mrcctl topo hosts)
+    done
     echo "lab: up: $(namespaces | wc -l) namespaces from $topo (prefix $prefix)"
     $fabric_only || services_up
-    trap - INT TERM EXIT
+    trap - INT TERM
+    cleanup_up=false
 }
 
 status() {
@@ -398,11 +672,17 @@ status() {
             echo "$n pid=$(cat "$f") exited (log: $dir/log/$n.log)"
         fi
     done
+    local faults=() r
+    mapfile -t faults < <(faults_list)
+    if [ ${#faults[@]} -eq 0 ]; then
+        echo "faults: none"
+    fi
+    for r in "${faults[@]}"; do
+        echo "fault $(fault_describe "$r")"
+    done
 }
 
 restart() {
-    [ $# -eq 1 ] || usage
-    [ -e "$(conf)" ] || { echo "lab: no system running in $dir" >&2; return 1; }
     stop "$(run)/$1.pid"
     start "$1"
 }
@@ -415,14 +695,8 @@ ctl() {
 # reboot X SECS: every cable of switch X down, its table gone (as after a power cycle); SECS
 # later the cables come back and the table is installed again
 reboot() {
-    [ $# -eq 2 ] || usage
-    local kind plane a aport aif b bport bif peers=()
-    [ -n "$(mrcctl topo switches | awk -v x="$1" '$1 == x')" ] ||
-        { echo "lab: no switch $1" >&2; return 2; }
-    while read -r kind plane a aport aif b bport bif; do
-        [ "$a" = "$1" ] && peers+=("$b")
-        [ "$b" = "$1" ] && peers+=("$a")
-    done < <(mrcctl topo cables)
+    local b peers=()
+    mapfile -t peers < <(peers "$1")
     for b in "${peers[@]}"; do link_set "$1" "$b" down; done
     ip -n "$(ns "$1")" -6 route flush proto 201
     sleep "$2"
@@ -430,152 +704,367 @@ reboot() {
     for b in "$1" "${peers[@]}"; do reconcile "$b"; done
 }
 
-# The veth of the cable between elements A and B, seen from A: "netns ifname".
-cable_end() {
-    local a=$1 b=$2 kind plane x xport xif y yport yif
-    while read -r kind plane x xport xif y yport yif; do
-        if [ "$x" = "$a" ] && [ "$y" = "$b" ]; then
-            echo "$(ns "$x") $xif"
-            return 0
-        elif [ "$x" = "$b" ] && [ "$y" = "$a" ]; then
-            echo "$(ns "$y") $yif"
-            return 0
-        fi
-    done < <(mrcctl topo cables)
-    echo "lab: no cable between $a and $b" >&2
-    return 2
-}
-
 # Reconciles element X after its port came back: the kernel drops the routes and link-local
 # addresses of a port that goes down, as it would on any Linux switch, and a new install puts
 # back exactly what is missing.
 reconcile() {
-    local x=$1 host port ifname addr uaddr gw t0 t0port t0if block
-    if [ -n "$(mrcctl topo switches | awk -v x="$x" '$1 == x')" ]; then
+    local x=$1 line host port ifname addr uaddr gw block
+    if [ -n "${IS_SWITCH[$x]:-}" ]; then
         install_switch "$x"
         return
     fi
-    while read -r host port ifname addr uaddr gw t0 t0port t0if block; do
+    for line in "${HOSTPORTS[@]}"; do
+        read -r host port ifname addr uaddr gw _ _ _ block <<<"$line"
         if [ "$host" = "$x" ]; then
             host_port "$host" "$port" "$ifname" "$addr" "$uaddr" "$gw" "$block"
         fi
-    done < <(mrcctl topo hosts)
+    done
 }
 
-# link_set A B up|down [--no-reconcile]: the cable between A and B; once up, both ends get
-# back what the kernel dropped (a switch coming back with several cables reconciles once, at
-# the end, since its table needs every port up)
+# link_set A B up|down [--no-reconcile] (a cable, checked): the cable between A and B; once
+# up, both ends get back what the kernel dropped (a switch coming back with several cables
+# reconciles once, at the end, since its table needs every port up)
 link_set() {
-    [ $# -ge 3 ] || usage
-    local end far
-    end=$(cable_end "$1" "$2")
-    far=$(cable_end "$2" "$1")
-    # shellcheck disable=SC2086
-    ip -n ${end% *} link set "${end#* }" "$3"
+    cable_find "$1" "$2"
+    local e1=$E1 if1=$IF1 e2=$E2 if2=$IF2
+    ip -n "$(ns "$e1")" link set "$if1" "$3"
     if [ "$3" = up ]; then
-        # neighbours probed while the link was down sit in FAILED: resolve them afresh
-        # shellcheck disable=SC2086
-        ip -n ${end% *} neigh flush dev "${end#* }"
-        # shellcheck disable=SC2086
-        ip -n ${far% *} neigh flush dev "${far#* }"
+        # the far end too, for a cable taken down from the other side; neighbours probed while
+        # the link was down sit in FAILED: resolve them afresh
+        ip -n "$(ns "$e2")" link set "$if2" up
+        ip -n "$(ns "$e1")" neigh flush dev "$if1"
+        ip -n "$(ns "$e2")" neigh flush dev "$if2"
         if [ "${4:-}" != --no-reconcile ]; then
-            reconcile "$1"
-            reconcile "$2"
+            reconcile "$e1"
+            reconcile "$e2"
         fi
     fi
 }
 
-# Faults live in one nftables table, lab_fault, of the namespace where the traffic arrives: at
-# ingress, so that frames a host writes itself (past its own output hooks) meet them too.
+# --- faults --------------------------------------------------------------------------------
+#
+# Loss and blackholes live in one nftables table, lab_fault, of the namespace where the
+# traffic arrives: at ingress, so that frames a host writes itself (past its own output hooks)
+# meet them too. Each fault's rule carries its description as a comment ("loss FROM TO PCT",
+# "blackhole X"), so that the kernel's rules are the one record of what is in force. A flapping
+# cable is a process, DIR/run/flap-A~B.pid (its period in flap-A~B.secs); a cable taken down
+# is a veth end that is down.
+
 fault_table() { # X RULES: adds chains to X's fault table
     printf 'table inet lab_fault {\n%s\n}\n' "$2" | nsx "$1" nft -f -
 }
-
-# X drops PCT % of what arrives over its cable from Y.
-drop_from() {
-    local x=$1 y=$2 pct=$3 end ifname rule
-    end=$(cable_end "$x" "$y") || return 2
-    ifname=${end#* }
-    nsx "$x" nft delete chain inet lab_fault "in_$ifname" 2>/dev/null || true
-    case $pct in
-    0) return 0 ;;
-    100) rule=drop ;;
-    *) rule="numgen random mod 100 < $pct drop" ;;
-    esac
-    fault_table "$x" "chain in_$ifname { type filter hook prerouting priority 0; \
-iifname \"$ifname\" $rule; }"
-}
-
-fault() {
-    local kind=${1:-}
-    shift || usage
-    case $kind in
-    loss)
-        [ $# -ge 3 ] && [ $# -le 4 ] || usage
-        if ! [[ $3 =~ ^[0-9]+$ ]] || [ "$3" -gt 100 ]; then
-            echo "lab: loss $3: want a whole percent, 0 to 100" >&2
-            return 2
-        fi
-        [ "${4:-both}" = both ] || [ "$4" = one-way ] || usage
-        drop_from "$2" "$1" "$3"
-        [ "${4:-both}" = one-way ] || drop_from "$1" "$2" "$3"
-        ;;
-    blackhole)
-        [ $# -eq 1 ] || usage
-        fault_table "$1" "chain blackhole { type filter hook prerouting priority 0; \
-meta l4proto != ipv6-icmp drop; }"
-        ;;
-    flap)
-        [ $# -eq 3 ] || usage
-        if ! [[ $3 =~ ^[1-9][0-9]*$ ]]; then
-            echo "lab: flap every $3: want whole seconds" >&2
-            return 2
-        fi
-        cable_end "$1" "$2" >/dev/null || return 2
-        mkdir -p "$(run)"
-        setsid "$0" -t "$topo" -p "$prefix" -b "$bin" -d "$dir" flap-loop "$1" "$2" "$3" \
-            </dev/null >/dev/null 2>&1 &
-        echo $! >"$(run)/flap-$1-$2.pid"
-        ;;
-    *) usage ;;
-    esac
-}
-
-heal() {
-    [ $# -ge 1 ] && [ $# -le 2 ] || usage
-    local x f
-    for x in "$@"; do
-        nsx "$x" nft delete table inet lab_fault 2>/dev/null || true
-    done
-    if [ $# -eq 2 ]; then
-        for f in "$(run)/flap-$1-$2.pid" "$(run)/flap-$2-$1.pid"; do
-            if [ -e "$f" ]; then
-                stop "$f"
-                link_set "$1" "$2" up
-            fi
-        done
+fault_chain_del() { # X CHAIN: removes X's chain, and the table once it is empty
+    nsx "$1" nft delete chain inet lab_fault "$2" 2>/dev/null || true
+    if ! nsx "$1" nft list table inet lab_fault 2>/dev/null | grep -q '^\s*chain '; then
+        nsx "$1" nft delete table inet lab_fault 2>/dev/null || true
     fi
 }
 
+# drop_from X Y PCT_T PCT (X Y a cable): X drops PCT % (PCT_T thousandths of a percent) of
+# what arrives over its cable from Y. numgen draws 0..99999 per packet, so that fractions of a
+# percent down to 0.001 % (a degraded link, 0.1 % to 1 %) are as exact as whole ones; the
+# first rule counts what arrives, the second what it drops.
+drop_from() {
+    local x=$1 y=$2 t=$3 pct=$4 ifname rule
+    cable_find "$x" "$y"
+    ifname=$IF1
+    fault_chain_del "$x" "in_$ifname"
+    case $t in
+    0) return 0 ;;
+    100000) rule=drop ;;
+    *) rule="numgen random mod 100000 < $t drop" ;;
+    esac
+    rule=${rule/drop/counter drop comment \"loss $y $x $pct\"}
+    fault_table "$x" "chain in_$ifname { type filter hook prerouting priority 0;
+iifname \"$ifname\" counter
+iifname \"$ifname\" $rule
+}"
+}
+
+fault_check() {
+    local kind=${1:-}
+    [ $# -ge 1 ] || bad "fault wants loss, blackhole or flap (lab.sh --help)"
+    shift
+    case $kind in
+    loss)
+        need_args "fault loss" 3 4 "A B PCT [one-way]" "$@"
+        need_cable "$1" "$2"
+        pct_parse "$3"
+        [ "${4:-one-way}" = one-way ] ||
+            bad "fault loss's fourth word '$4' is not one-way (leave it out for both ways)"
+        ;;
+    blackhole)
+        need_args "fault blackhole" 1 1 "a switch" "$@"
+        need_element "$1" switch
+        ;;
+    flap)
+        need_args "fault flap" 3 3 "A B SECS" "$@"
+        need_cable "$1" "$2"
+        need_int "fault flap every" "$3" 1 3600 "seconds"
+        ;;
+    *) bad "unknown fault '$kind': want loss, blackhole or flap (lab.sh --help)" ;;
+    esac
+}
+
+fault() {
+    local kind=$1 a b
+    shift
+    case $kind in
+    loss)
+        pct_parse "$3"
+        cable_find "$1" "$2"
+        a=$E1 b=$E2
+        drop_from "$b" "$a" "$PCT_T" "$PCT"
+        [ "${4:-}" = one-way ] || drop_from "$a" "$b" "$PCT_T" "$PCT"
+        ;;
+    blackhole)
+        fault_table "$1" "chain blackhole { type filter hook prerouting priority 0;
+meta l4proto != ipv6-icmp counter drop comment \"blackhole $1\"
+}"
+        ;;
+    flap)
+        cable_find "$1" "$2"
+        a=$C1 b=$C2
+        stop "$(run)/flap-$a~$b.pid"
+        mkdir -p "$(run)"
+        echo "$((10#$3))" >"$(run)/flap-$a~$b.secs"
+        setsid "$0" -t "$topo" -p "$prefix" -b "$bin" -d "$dir" flap-loop "$a" "$b" \
+            "$((10#$3))" </dev/null >/dev/null 2>&1 &
+        echo $! >"$(run)/flap-$a~$b.pid"
+        ;;
+    esac
+}
+
+# faults_scan [ELEMENT...]: every fault in force in the namespaces of the given elements (by
+# default all), a line each: "loss FROM TO PCT DROPPED ARRIVED", "blackhole X DROPPED",
+# "flap A B SECS", "down A B" (cables in the topology's order; a cable is down if an end it
+# scanned is)
+faults_scan() {
+    local e n line x xif y yif f c
+    declare -A admin=()
+    [ $# -gt 0 ] || set -- "${SWITCHES[@]}" "${HOSTS[@]}"
+    for e in "$@"; do
+        n=$(ns "$e")
+        [ -e "/run/netns/$n" ] || continue
+        # one visit a namespace: its fault rules, then its links' admin state
+        while read -r x c; do
+            if [ "$x" = fault ]; then
+                echo "$c"
+            else
+                admin[$e/$x]=$c
+            fi
+        done < <(ip netns exec "$n" sh -c 'nft list table inet lab_fault 2>/dev/null; echo "--"
+            ip -o link show' | awk '
+            $1 == "--" { links = 1; next }
+            links {
+                name = $2; sub(/:$/, "", name); sub(/@.*/, "", name)
+                print name, ($3 ~ /[<,]UP[,>]/ ? 1 : 0)
+                next
+            }
+            /^[ \t]*chain / { arrived = 0 }
+            match($0, /comment "[^"]*"/) {
+                c = substr($0, RSTART + 9, RLENGTH - 10)
+                for (i = 1; i < NF; i++) if ($i == "packets") p = $(i + 1)
+                print "fault", c, p, (c ~ /^loss / ? arrived : "")
+                next
+            }
+            / counter packets / { for (i = 1; i < NF; i++) if ($i == "packets") arrived = $(i + 1) }')
+    done
+    for f in "$(run)"/flap-*.pid; do
+        [ -e "$f" ] || continue
+        c=$(basename "$f" .pid)
+        c=${c#flap-}
+        echo "flap ${c%%~*} ${c#*~} $(cat "$(run)/flap-$c.secs" 2>/dev/null || echo '?')"
+    done
+    for line in "${CABLES[@]}"; do
+        read -r _ _ x _ xif y _ yif <<<"$line"
+        [ ! -e "$(run)/flap-$x~$y.pid" ] || continue
+        if [ "${admin[$x/$xif]:-1}" = 0 ] || [ "${admin[$y/$yif]:-1}" = 0 ]; then
+            echo "down $x $y"
+        fi
+    done
+}
+
+# faults_list [ELEMENT...]: faults_scan with a cable's two directions of equal loss made one, "loss A B PCT
+# both DROPPED ARRIVED" (A B in the topology's order); one direction is "loss FROM TO PCT
+# one-way DROPPED ARRIVED"
+faults_list() {
+    local r k from to pct d n
+    declare -A loss=()
+    local order=()
+    while read -r k from to pct d n; do
+        if [ "$k" != loss ]; then
+            echo "$k $from $to $pct $d $n" | sed 's/ *$//'
+            continue
+        fi
+        loss[$from/$to]="$pct $d $n"
+        order+=("$from/$to")
+    done < <(faults_scan "$@")
+    for r in "${order[@]}"; do
+        [ -n "${loss[$r]:-}" ] || continue
+        from=${r%/*} to=${r#*/}
+        read -r pct d n <<<"${loss[$r]}"
+        unset "loss[$r]"
+        if [ -n "${loss[$to/$from]:-}" ] && [ "${loss[$to/$from]%% *}" = "$pct" ]; then
+            local d2 n2
+            read -r _ d2 n2 <<<"${loss[$to/$from]}"
+            unset "loss[$to/$from]"
+            cable_find "$from" "$to"
+            echo "loss $C1 $C2 $pct both $((d + d2)) $((n + n2))"
+        else
+            echo "loss $from $to $pct one-way $d $n"
+        fi
+    done
+}
+
+fault_describe() {
+    local k a b v way d n
+    read -r k a b v way d n <<<"$1"
+    case $k in
+    loss)
+        if [ "$way" = both ]; then
+            echo "loss $a~$b $v % both ways (dropped $d of $n packets)"
+        else
+            echo "loss $a~$b $v % one-way, from $a to $b (dropped $d of $n packets)"
+        fi
+        ;;
+    blackhole) echo "blackhole $a (dropped $b packets)" ;;
+    flap) echo "flap $a~$b every $v s" ;;
+    down) echo "down $a~$b (lab.sh link-down; link-up or heal brings it back)" ;;
+    esac
+}
+
+heal_check() {
+    [ $# -ge 1 ] || bad "heal wants X, X Y or --all (lab.sh --help)"
+    if [ "$1" = --all ]; then
+        need_args "heal --all" 1 1 "nothing more" "$@"
+        return 0
+    fi
+    need_args heal 1 2 "X [Y] or --all" "$@"
+    if [ $# -eq 2 ]; then
+        need_cable "$1" "$2"
+    else
+        need_end "$1"
+    fi
+}
+
+# host_t0 HOST:PORT (checked): the T0 at the far end of the host port's cable
+host_t0() {
+    local line host port ifname addr uaddr gw t0 _
+    for line in "${HOSTPORTS[@]}"; do
+        read -r host port ifname addr uaddr gw t0 _ <<<"$line"
+        [ "$host:$port" != "$1" ] || echo "$t0"
+    done
+}
+
+# heal --all | X | A B (checked): removes what faults_list finds of it
+heal() {
+    local a='' b='' x='' r k ra rb v way what healed=0 faults=() scan=()
+    if [ "$1" = --all ]; then
+        what=""
+    elif [ $# -eq 2 ] || [[ $1 == *:* ]]; then
+        # a cable, or the one a host port ends
+        if [ $# -eq 2 ]; then
+            cable_find "$1" "$2"
+        else
+            cable_find "$1" "$(host_t0 "$1")"
+        fi
+        a=$E1 b=$E2
+        what=" of the cable $C1~$C2"
+        scan=("$a" "$b")
+    else
+        x=$1
+        what=" of $x"
+        mapfile -t scan < <(peers "$x")
+        scan+=("$x")
+    fi
+    # where the faults can be: a cable's two ends, an element's and its neighbours' (the
+    # whole fabric takes a second under load, and a heal is timed by the story)
+    mapfile -t faults < <(faults_list "${scan[@]}")
+    for r in "${faults[@]}"; do
+        read -r k ra rb v way _ <<<"$r"
+        if [ -n "$x" ]; then
+            [ "$ra" = "$x" ] || { [ "$k" != blackhole ] && [ "$rb" = "$x" ]; } || continue
+        elif [ -n "$a" ]; then
+            [ "$k" != blackhole ] || continue
+            { [ "$ra" = "$a" ] && [ "$rb" = "$b" ]; } ||
+                { [ "$ra" = "$b" ] && [ "$rb" = "$a" ]; } || continue
+        fi
+        case $k in
+        loss)
+            cable_find "$rb" "$ra"
+            fault_chain_del "$rb" "in_$IF1"
+            if [ "$way" = both ]; then
+                fault_chain_del "$ra" "in_$IF2"
+            fi
+            ;;
+        blackhole) fault_chain_del "$ra" blackhole ;;
+        flap)
+            stop "$(run)/flap-$ra~$rb.pid"
+            rm -f "$(run)/flap-$ra~$rb.secs"
+            link_set "$ra" "$rb" up
+            ;;
+        down) link_set "$ra" "$rb" up ;;
+        esac
+        echo "lab: healed $(fault_describe "$r")"
+        healed=$((healed + 1))
+    done
+    [ "$healed" -gt 0 ] || echo "lab: no fault$what is in force: nothing to heal"
+}
+
+# --- the commands: every argument checked first, then done ---------------------------------
+
 case $cmd in
-up) up "$@" ;;
-down) down ;;
-status) status ;;
-addr) mgmt_addr "$@" ;;
-link-down) link_set "$@" down ;;
-link-up) link_set "$@" up ;;
-fault) fault "$@" ;;
-heal) heal "$@" ;;
-restart) restart "$@" ;;
+up) up_check "$@" ;;
+down | status) need_args "$cmd" 0 0 "no argument" "$@" ;;
+addr)
+    need_args addr 1 1 "HOST or root" "$@"
+    [ "$1" = root ] || need_element "$1" host
+    ;;
+restart)
+    need_args restart 1 1 "SERVICE" "$@"
+    need_service "$1"
+    ;;
 drain)
-    [ $# -ge 1 ] && [ $# -le 2 ] || usage
-    ctl drain "$1" --reason "drain: ${2:-maintenance}"
+    need_args drain 1 2 "X [REASON]" "$@"
+    need_drainable "$1"
     ;;
 undrain)
-    [ $# -eq 1 ] || usage
-    ctl undrain "$1"
+    need_args undrain 1 1 "X" "$@"
+    need_drainable "$1"
     ;;
-reboot) reboot "$@" ;;
+reboot)
+    need_args reboot 2 2 "a switch and SECS" "$@"
+    need_element "$1" switch
+    need_int "reboot for" "$2" 1 3600 "seconds"
+    ;;
+link-down | link-up)
+    need_args "$cmd" 2 2 "A B (the ends of a cable)" "$@"
+    need_cable "$1" "$2"
+    ;;
+fault) fault_check "$@" ;;
+heal) heal_check "$@" ;;
+flap-loop) need_cable "$1" "$2" ;;
+esac
+case $cmd in
+fault | heal | link-down | link-up | reboot | flap-loop) need_lab ;;
+drain | undrain | restart) need_system ;;
+esac
+
+acting=true
+case $cmd in
+up) up ;;
+down) down ;;
+status) status ;;
+addr) mgmt_addr "$1" ;;
+link-down) link_set "$1" "$2" down ;;
+link-up) link_set "$1" "$2" up ;;
+fault) fault "$@" ;;
+heal) heal "$@" ;;
+restart) restart "$1" ;;
+drain) ctl drain "$1" --reason "drain: ${2:-maintenance}" ;;
+undrain) ctl undrain "$1" ;;
+reboot) reboot "$1" "$((10#$2))" ;;
 flap-loop)
     # fault flap's background half: down and up until killed
     while :; do
@@ -585,5 +1074,4 @@ flap-loop)
         sleep "$3"
     done
     ;;
-*) usage ;;
 esac
