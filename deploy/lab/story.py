@@ -6,11 +6,17 @@ undrains it, the controller is killed and restarted, and the lossy link heals. O
 step with the all-reduce bandwidth and what the controller knows; every claim of the story is
 checked (a line each at the end), and the exit status is 1 if one failed.
 
+It starts from a clean lab: with a fault in force (lab.sh status lists them) or an entry in the
+controller's denylist it refuses, exit 2, saying how to clear them. Exit status: 0 every claim
+held, 1 one failed (or the system did), 2 bad input.
+
 usage: story.py [-b BINDIR] [-t TOPOLOGY] [-p PREFIX] [-d DIR] [-P PORT] [--pcap FILE]
 """
 import argparse
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -193,9 +199,9 @@ def describe(entries):
 
 
 class Story:
-    def __init__(self, a):
+    def __init__(self, a, lab):
         self.a = a
-        self.lab = Lab(a)
+        self.lab = lab
         self.base = None  # the steady state's bandwidth, once measured
         self.checks = []
         self.t_start = time.monotonic()
@@ -484,18 +490,103 @@ class Story:
         return 1 if failed else 0
 
 
+class Refused(Exception):
+    """The story cannot start: the message says why and what to do; exit status 2."""
+
+
+def clean_start(lab):
+    """Refuses a lab with a fault in force or a denylist entry at the controller: the claims
+    (nothing but the gray link denied, the lift, an empty denylist at the end) need a clean
+    one. Returns a sentence for each thing to clear, saying how, or none."""
+    why = []
+    faults = [l[len("fault "):] for l in lab.run("status").splitlines() if l.startswith("fault ")]
+    if faults:
+        n = len(faults)
+        why.append(f"the lab has {n} fault{'s' * (n > 1)} in force ({'; '.join(faults)}): "
+                   f"clear {'them' if n > 1 else 'it'} with "
+                   f"{shlex.join(lab.sh + ['heal', '--all'])}, then run story.py again")
+    entries = lab.get(f"{lab.ctl}/api/v1/denylist")["entries"]
+    if entries:
+        n = len(entries)
+        rm = shlex.join([os.path.join(lab.a.bin, "mrcctl"), "-t", lab.a.topo, "--controller",
+                         lab.ctl, "--token-file", os.path.join(lab.a.dir, "token", "admin"),
+                         "deny", "rm"])
+        what = "; ".join(f"{e['id']}: {e['element']}, {e.get('reason') or e['source']}"
+                         for e in entries)
+        why.append(f"the controller holds {n} denylist entr{'ies' if n > 1 else 'y'} ({what}): "
+                   f"remove {'each' if n > 1 else 'it'} with {rm} ID (ID "
+                   f"{', '.join(str(e['id']) for e in entries)}; the prober lifts its own after "
+                   f"{lab.hold_s:.0f} s of clean probing), then run story.py again")
+    return why
+
+
+def default_bin():
+    """The source tree's build, else the folder of the mrcctl on PATH (installed)."""
+    built = os.path.join(ROOT, "build", "bin")
+    found = shutil.which("mrcctl")
+    if not os.access(os.path.join(built, "mrcctl"), os.X_OK) and found:
+        return os.path.dirname(found)
+    return built
+
+
+def default_topo(bindir):
+    """lab.json of the topologies beside story.py (the source tree's deploy/topologies, an
+    installed share/mrcfab/topologies), else of the programs' share/mrcfab."""
+    for t in (os.path.join(HERE, "..", "topologies", "lab.json"),
+              os.path.join(bindir, "..", "share", "mrcfab", "topologies", "lab.json")):
+        if os.path.exists(t):
+            return t
+    return t
+
+
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-b", dest="bin", default=os.path.join(ROOT, "build", "bin"))
-    p.add_argument("-t", dest="topo", default=os.path.join(ROOT, "deploy/topologies/lab.json"))
-    p.add_argument("-p", dest="prefix", default="mf")
-    p.add_argument("-d", dest="dir")
-    p.add_argument("-P", dest="port", type=int, default=8080)
-    p.add_argument("--pcap", help="where the wire capture is kept (default DIR/log/wire.pcap)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="exit status: 0 every claim held, 1 one failed (or the system did), 2 bad input "
+               "(a lab that is not up, not clean, or bad options)")
+    p.add_argument("-b", dest="bin", metavar="BINDIR",
+                   help="where mrcctl, mrc-perf and mrc-decode are (default build/bin of the "
+                        "source tree, else the folder of the mrcctl on PATH; /usr/bin installed)")
+    p.add_argument("-t", dest="topo", metavar="TOPOLOGY",
+                   help="the lab's topology file, as given to lab.sh (default lab.json)")
+    p.add_argument("-p", dest="prefix", metavar="PREFIX", default="mf",
+                   help="the lab's namespace prefix, as given to lab.sh (default mf)")
+    p.add_argument("-d", dest="dir", metavar="DIR",
+                   help="the lab's folder, as given to lab.sh (default /var/lib/mrcfab/lab-PREFIX)")
+    p.add_argument("-P", dest="port", metavar="PORT", type=int, default=8080,
+                   help="the controller's port, as given to lab.sh (default 8080)")
+    p.add_argument("--pcap", metavar="FILE",
+                   help="where the wire capture is kept (default DIR/log/wire.pcap)")
     a = p.parse_args()
-    a.bin, a.topo = os.path.abspath(a.bin), os.path.abspath(a.topo)
+    a.bin = os.path.abspath(a.bin or default_bin())
+    a.topo = os.path.abspath(a.topo or default_topo(a.bin))
     a.dir = os.path.abspath(a.dir or f"/var/lib/mrcfab/lab-{a.prefix}")
-    return Story(a).run()
+    try:
+        for prog in ("mrcctl", "mrc-perf", "mrc-decode"):
+            if not os.access(os.path.join(a.bin, prog), os.X_OK):
+                raise Refused(f"-b {a.bin} has no {prog} (want the folder of mrcctl and the "
+                              "daemons: build/bin of a build, /usr/bin where the packages "
+                              "installed them)")
+        if not os.path.isfile(a.topo):
+            raise Refused(f"-t {a.topo}: no such topology file")
+        if not shutil.which("tshark"):
+            raise Refused("no tshark on PATH: the wire check decodes the capture with it "
+                          "(apt-get install tshark)")
+        if not os.path.exists(os.path.join(a.dir, "lab.conf")):
+            raise Refused(f"no system running in {a.dir}: bring the lab up first with "
+                          f"{os.path.join(HERE, 'lab.sh')} -p {a.prefix} -d {a.dir} up "
+                          "(not --fabric-only), and give story.py the same -p, -d and -P")
+        lab = Lab(a)
+        why = clean_start(lab)
+        if why:
+            raise Refused("\nstory: ".join(why))
+    except Refused as e:
+        print(f"story: {e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        print(f"story: the lab does not answer: {e}", file=sys.stderr)
+        return 1
+    return Story(a, lab).run()
 
 
 if __name__ == "__main__":
