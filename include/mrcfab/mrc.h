@@ -562,6 +562,187 @@ typedef struct mrc_ctx_stats {
 
 void mrc_ctx_get_stats(const mrc_context *ctx, mrc_ctx_stats *stats);
 
+/*
+ * A packet's headers as the receive path reads them, for tools that look at MRC traffic
+ * (capture decoders, tests): mrc_packet_decode() runs the engine's own decoder with the checks
+ * mrc_read_pkt() makes. Field names are the headers' (MRC notes §2, IBTA BTH); multi-byte
+ * fields are in host order; fields narrower than their type say so.
+ */
+#define MRC_ALT_UDP_PORT 4971 /* the port the MRC 1.0 PDF prints, accepted besides udp_port */
+
+typedef struct mrc_packet_ip6 {
+    uint8_t tc;         /* DSCP << 2 | ECN */
+    uint32_t flowlabel; /* 20 bits */
+    uint16_t plen;
+    uint8_t nxt;
+    uint8_t hlim;
+    uint8_t src[16];
+    uint8_t dst[16];
+} mrc_packet_ip6;
+
+typedef struct mrc_packet_udp {
+    uint16_t sport, dport, len, csum;
+} mrc_packet_udp;
+
+typedef struct mrc_packet_bth {
+    uint8_t opcode;
+    bool se, mig;
+    uint8_t padcnt, tver;
+    uint16_t pkey;
+    uint8_t resv8a;
+    uint32_t dqpn; /* 24 bits */
+    bool ackreq, rtx, ts;
+    uint32_t psn; /* 24 bits */
+} mrc_packet_bth;
+
+typedef struct mrc_packet_meth {
+    uint16_t rqmsn, msn;
+} mrc_packet_meth;
+
+/* TSETH, and the timestamp block of PETH and ERTH: 16 bits of 128 ns ticks. */
+typedef struct mrc_packet_tseth {
+    uint16_t ts;
+    uint8_t tsr;
+    uint8_t fmt;
+} mrc_packet_tseth;
+
+typedef struct mrc_packet_reth {
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dmalen;
+} mrc_packet_reth;
+
+typedef struct mrc_packet_aeth {
+    uint8_t syndrome;
+    uint32_t msn; /* 24 bits */
+} mrc_packet_aeth;
+
+typedef struct mrc_packet_seth {
+    uint8_t m;  /* path feedback: 0 none, 1 SKIP_ONCE, 2 ALWAYS_SKIP */
+    uint8_t pr; /* 1: answers a reliability probe, whose id ack_psn_offset holds */
+    int16_t ack_psn_offset;
+    uint32_t entropy;
+    uint16_t spdcid, dpdcid;
+    uint32_t cack_psn; /* 24 bits */
+    uint8_t cc_type, cc_flags;
+    uint8_t mpr; /* in 128-PSN units, 0: ignore */
+    int16_t sack_offset;
+    uint64_t bitmap; /* bit i: PSN cack_psn + sack_offset + i received */
+} mrc_packet_seth;
+
+/* A SACK's CC_STATE. */
+typedef struct mrc_packet_ccstate {
+    uint16_t ts;         /* the reflected transmit timestamp */
+    uint16_t ooo_count;  /* 15 bits */
+    uint8_t rc;          /* restore the window */
+    uint8_t pen;         /* window penalty, 0..127 */
+    uint32_t rcvd_bytes; /* 24 bits, 256-byte units */
+} mrc_packet_ccstate;
+
+typedef struct mrc_packet_neth {
+    uint8_t reason, vendor; /* reason: the UET PDS code (mrc_nack_index) */
+    uint32_t entropy;
+    uint16_t spdcid, dpdcid;
+    uint32_t nack_psn; /* 24 bits */
+    uint8_t cc_type, cc_flags;
+    uint16_t ts;
+} mrc_packet_neth;
+
+typedef struct mrc_packet_peth {
+    uint8_t vendor;
+    uint16_t probe_id;
+    uint16_t spdcid, dpdcid;
+    mrc_packet_tseth ts;
+} mrc_packet_peth;
+
+typedef struct mrc_packet_erth {
+    uint8_t op; /* 0 Port Status Update, 1 EV Probe */
+    uint8_t vendor;
+    uint32_t port_status; /* bit N-1: port N is up (1-based ports) */
+    mrc_packet_tseth ts;
+} mrc_packet_erth;
+
+/* EETH, as lib/mrc/README.md lays it out where the readings disagree. */
+typedef struct mrc_packet_eeth {
+    uint8_t op;           /* byte 1 bits 3:2 */
+    uint32_t entropy;     /* bytes 4-7: the request's EV, echoed */
+    uint32_t svc_time_ns; /* bytes 8-11: the responder's service time */
+    uint16_t ts;          /* bytes 28-29: the reflected transmit timestamp */
+} mrc_packet_eeth;
+
+/* Which headers a decoded packet has (mrc_packet.has); the members of the others read 0. */
+#define MRC_PACKET_HAS_METH (1u << 0)
+#define MRC_PACKET_HAS_TSETH (1u << 1)
+#define MRC_PACKET_HAS_RETH (1u << 2)
+#define MRC_PACKET_HAS_IMM (1u << 3)
+#define MRC_PACKET_HAS_AETH (1u << 4)
+#define MRC_PACKET_HAS_SETH (1u << 5) /* with its CC_STATE, |cc| */
+#define MRC_PACKET_HAS_NETH (1u << 6)
+#define MRC_PACKET_HAS_PETH (1u << 7)
+#define MRC_PACKET_HAS_ERTH (1u << 8)
+#define MRC_PACKET_HAS_EETH (1u << 9)
+#define MRC_PACKET_HAS_OUTER (1u << 10) /* SRv6 mode's outer IPv6 header came first */
+
+typedef struct mrc_packet {
+    uint32_t has; /* MRC_PACKET_HAS_* */
+    mrc_packet_ip6 outer;
+    mrc_packet_ip6 inner; /* the MRC packet's own IPv6 header, which its ICRC covers */
+    mrc_packet_udp udp;
+    mrc_packet_bth bth;
+    mrc_packet_meth meth;
+    mrc_packet_tseth tseth;
+    mrc_packet_reth reth;
+    uint32_t imm;
+    mrc_packet_aeth aeth;
+    mrc_packet_seth seth;
+    mrc_packet_ccstate cc;
+    mrc_packet_neth neth;
+    mrc_packet_peth peth;
+    mrc_packet_erth erth;
+    mrc_packet_eeth eeth;
+    uint32_t ev;            /* the EV as the engine reads it: inner flow label[15:0] << 16 |
+                               UDP source port (the outer flow label is the sender's copy) */
+    const uint8_t *payload; /* a data packet's payload without pad bytes, in the caller's
+                               |data|; never NULL */
+    size_t payload_len;     /* of it: as much as arrived of a trimmed packet */
+    bool marked_trimmed;    /* the DSCP of its first header (the outer one in SRv6 mode) is
+                               dscp_trimmed or dscp_trimmed_lasthop: the engine NACKs such a
+                               data packet as trimmed, whatever its length */
+    bool trimmed;           /* marked so, and shorter than its lengths say */
+} mrc_packet;
+
+/* The faults of a received packet (mrc_packet_decode), a code space of their own (not
+ * MRC_ERR_*). mrc_read_pkt() drops a packet for fault -N (1..7) and counts it in
+ * mrc_ctx_stats.garbage_by_err[N]; one that is not IPv6/UDP counts there as ESHORT or EIP. */
+#define MRC_PACKET_ESHORT -1  /* shorter than its headers, or than its lengths unless marked */
+#define MRC_PACKET_EIP -2     /* IPv6 and UDP lengths that disagree with it or each other */
+#define MRC_PACKET_EPORT -3   /* UDP to a port other than udp_port and MRC_ALT_UDP_PORT */
+#define MRC_PACKET_EOPCODE -4 /* not an MRC opcode, or BTH TVer not 0 */
+#define MRC_PACKET_EPAD -5    /* pad count beyond the payload, or a payload not 4-aligned */
+#define MRC_PACKET_EICRC -6   /* ICRC mismatch */
+#define MRC_PACKET_EFIELD -7  /* a header field with a value no MRC packet has */
+/* not IPv6 carrying UDP, bare or inside IPv6 (next header 41), or too short for the UDP header */
+#define MRC_PACKET_ENOTUDP -8
+
+/*
+ * Decodes |data| (|datalen| bytes), an IPv6 packet as it arrives at a host: in SRv6 mode the
+ * outer IPv6 header (next header 41) and the MRC packet inside, in UDP mode the MRC packet
+ * alone (IPv6, UDP, BTH, MRC headers, payload, ICRC). It is read as mrc_read_pkt() reads a
+ * packet on a context created with |settings|, of which it uses udp_port (and
+ * MRC_ALT_UDP_PORT), icrc (whether the ICRC is checked), dscp_trimmed and
+ * dscp_trimmed_lasthop: only a packet whose first header carries one of those DSCPs may end
+ * before its lengths say. |datalen| is the IPv6 packet's, without link-layer padding.
+ * MRC_PACKET_ENOTUDP and MRC_PACKET_EPORT say the packet is no MRC traffic at all. Borrows
+ * |data|, which pkt->payload points into, and fills |pkt| (zeroed first, also on failure).
+ * Returns 0 or one of: MRC_PACKET_ENOTUDP, MRC_PACKET_EPORT (both checked first), then the
+ * first fault the receive path finds: MRC_PACKET_ESHORT, MRC_PACKET_EIP, MRC_PACKET_EOPCODE,
+ * MRC_PACKET_EPAD, MRC_PACKET_EICRC, MRC_PACKET_EFIELD.
+ */
+int mrc_packet_decode(const mrc_settings *settings, const uint8_t *data, size_t datalen,
+                      mrc_packet *pkt);
+/* Returns a static sentence for an MRC_PACKET_E* code (and "success" for 0). */
+const char *mrc_packet_strerror(int err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,7 @@
 #include "mrc_wire.h"
 
 /* The UDP port the MRC 1.0 PDF prints (a likely transposition of 4791): accepted as well. */
-#define ALT_UDP_PORT 4971
+#define ALT_UDP_PORT MRC_ALT_UDP_PORT
 #define IPPROTO_UDP_ 17
 #define IPPROTO_IPV6_ 41
 

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # mrc-decode on pcaps built from the wire vectors: every listed field of every vector, a
 # non-MRC frame skipped, a corrupted one refused, each link type and pcap variant, bad files,
+# the command line (--help, --version, the old --udp_port spelling, an unknown option, no file),
 # and tshark's InfiniBand dissector on the same frames.
 set -euo pipefail
 bin=${1:?usage: mrc_decode_test.sh BINDIR}
@@ -25,7 +26,7 @@ run() {
 # The frames, in order: every vector but outer.hex in SRv6 mode (Ethernet, outer IPv6 with
 # next header 41 from outer.hex, the inner packet), write_first behind a VLAN tag, the sack
 # with an outer flow label of its own, then an ARP frame, write_first to UDP 4792 with its
-# ICRC recomputed (not MRC, unless --udp_port 4792), and write_first with a payload byte
+# ICRC recomputed (not MRC, unless --udp-port 4792), and write_first with a payload byte
 # flipped. frames.json lists each frame's vector and the outer header it was given.
 python3 - "$vectors" "$tmp" <<'EOF'
 import glob, json, os, struct, sys, zlib
@@ -218,21 +219,45 @@ for o in map(json.loads, open(sys.argv[1])):
     pass "inner packets without an outer header (UDP mode): the same lines but \"outer\"" ||
     fail "bare.pcap: exit $rc, $(diff "$tmp/eth_inner.out" "$tmp/bare.out" | head -5)"
 
-run port --udp_port 4792 "$tmp/eth.pcap"
+run port --udp-port 4792 "$tmp/eth.pcap"
 got=$(python3 -c '
 import json, sys
 print(" ".join("%d:%d" % (o["frame"], o["udp"]["dport"]) for o in map(json.loads, open(sys.argv[1]))))' \
     "$tmp/port.out")
 nak=$(frame_of nak)
 [ $rc -eq 0 ] && [ "$got" = "$nak:4971 $((nvec + 2)):4792" ] && [ ! -s "$tmp/port.err" ] &&
-    pass "--udp_port 4792: only that frame and the one to 4971 (as the engine), exit 0" ||
-    fail "--udp_port 4792: exit $rc, '$got'"
+    pass "--udp-port 4792: only that frame and the one to 4971 (as the engine), exit 0" ||
+    fail "--udp-port 4792: exit $rc, '$got'"
+# the old spelling still works, with a warning that names the new one
+run port_old --udp_port=4792 "$tmp/eth.pcap"
+[ $rc -eq 0 ] && cmp -s "$tmp/port.out" "$tmp/port_old.out" &&
+    grep -q -- '--udp_port is spelled --udp-port now' "$tmp/port_old.err" &&
+    pass "--udp_port=4792: the same lines, and a warning naming --udp-port" ||
+    fail "--udp_port=4792: exit $rc, $(head -1 "$tmp/port_old.err")"
+
+# the command line: --help on stdout listing every option, --version, one line for an unknown
+# option and for a missing file, each pointing at --help
+run help --help
+check '[ $rc -eq 0 ] && [ ! -s "$tmp/help.err" ] && grep -q "^usage: mrc-decode" "$tmp/help.out" &&
+    grep -q -- "--udp-port PORT" "$tmp/help.out" && grep -q -- "--help" "$tmp/help.out" &&
+    grep -q -- "--version" "$tmp/help.out"' "--help: usage and every option on stdout, exit 0"
+run version --version
+check '[ $rc -eq 0 ] && grep -q "^mrc-decode (mrcfab) [0-9]" "$tmp/version.out" && [ ! -s "$tmp/version.err" ]' \
+    "--version: $(cat "$tmp/version.out"), exit 0"
+run unknown --bogus "$tmp/eth.pcap"
+check '[ $rc -eq 2 ] && [ ! -s "$tmp/unknown.out" ] && [ "$(wc -l <"$tmp/unknown.err")" -eq 1 ] &&
+    grep -q -- "unknown option .--bogus.; see mrc-decode --help" "$tmp/unknown.err"' \
+    "an unknown option: exit 2, $(cat "$tmp/unknown.err")"
+run missing --udp-port 4792
+check '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/missing.err")" -eq 1 ] &&
+    grep -q "FILE.pcap is missing; see mrc-decode --help" "$tmp/missing.err"' \
+    "no file: exit 2, $(cat "$tmp/missing.err")"
 
 head -c 4000 /dev/urandom >"$tmp/garbage"
 printf '\x0a\x0d\x0d\x0a%0100d' 0 >"$tmp/ng.pcapng"
 head -c $(($(stat -c %s "$tmp/eth.pcap") - 7)) "$tmp/eth.pcap" >"$tmp/cut.pcap"
 for args in "$tmp/garbage" "$tmp/ng.pcapng" "$tmp/cut.pcap" "$tmp/absent.pcap" \
-    "--udp_port 0 $tmp/eth.pcap" "--udp_port x $tmp/eth.pcap" "--bogus $tmp/eth.pcap" \
+    "--udp-port 0 $tmp/eth.pcap" "--udp-port x $tmp/eth.pcap" "--udp-port $tmp/eth.pcap" \
     "$tmp/eth.pcap $tmp/eth.pcap" ""; do
     # shellcheck disable=SC2086
     run bad $args

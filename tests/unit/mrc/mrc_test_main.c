@@ -9,6 +9,7 @@
 static Suite *(*const suites[])(void) = {
     mrc_wire_suite, mrc_crc_suite,     mrc_qp_suite,   mrc_reliability_suite, mrc_nack_suite,
     mrc_ev_suite,   mrc_garbage_suite, mrc_pair_suite, mrc_burst_suite,       mrc_cc_suite,
+    mrc_packet_suite,
 };
 
 int main(void)
