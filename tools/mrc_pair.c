@@ -2,28 +2,13 @@
 /* mrc-pair: two MRC engines over an in-memory multi-plane link with scripted faults; writes
  * known data, checks every byte at the far side, prints one JSON summary. */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pair.h"
-
-static const char usage[] =
-    "usage: mrc-pair [options]\n"
-    "  --msgs N          messages to write (100)          --size BYTES   message size (65536)\n"
-    "  --loss P          random loss per packet           --reorder P    reordered share\n"
-    "  --dup P           duplicated share                 --trim P       trimmed share "
-    "(mid-fabric)\n"
-    "  --trim-lasthop P  trimmed at the last hop          --ecn P        ECN-CE marked share\n"
-    "  --ev-loss EV:P    loss on one EV (repeatable; EV of plane p, path i is p<<29 | i<<18)\n"
-    "  --down-plane N@T  plane N fails at time T (ns; suffix us, ms or s)\n"
-    "  --down-both       ... at both hosts (a link), not only the sender's NIC\n"
-    "  --planes N (4)    --evs N (128)    --active N (all)    --min-active N (0)\n"
-    "  --mtu BYTES (4096)    --rate GBPS per plane (100)    --delay NS one way (2000)\n"
-    "  --mpr N (8, x128 PSNs)    --timeout T (8: 1.024us x 2^T)    --retry LIN,EXP (7,7)\n"
-    "  --slots N (8)     --no-imm (plain writes)    --no-icrc    --dead-peer\n"
-    "  --seed S (1)      --pcap FILE    --max-time T (60s simulated)\n";
+#include "util_opt.h"
 
 static int number(const char *s, double *pv)
 {
@@ -60,218 +45,215 @@ static int prob(const char *s, double *pv)
     return number(s, pv) == 0 && *pv >= 0 && *pv <= 1 ? 0 : -1;
 }
 
+/* The options' storage; the link's settings are made from it after the parse. */
+static struct {
+    double loss, reorder, dup, trim, trim_lasthop, ecn, rate;
+    uint64_t msgs, size, evs, active, min_active, planes, mtu, mpr, timeout, slots, seed;
+    char *ev_loss, *down_plane, *delay, *retry, *max_time, *pcap;
+    bool down_both, imm, icrc, dead_peer;
+} o;
+
+/* --ev-loss is repeatable and the layer keeps one value per option: each is taken here as it
+ * is set. */
+static pair_ev_loss ev_losses[PAIR_MAX_EV_LOSS];
+static unsigned n_ev_losses;
+
+static int check_ev_loss(const util_opt *opt, char *err, size_t errlen)
+{
+    const char *s = *(char **)opt->dest, *colon = strchr(s, ':');
+    char *end;
+    double p;
+    unsigned long ev = colon ? strtoul(s, &end, 0) : 0;
+    if (!colon || end != colon || ev > 0xffffffffu || prob(colon + 1, &p)) {
+        snprintf(err, errlen, "--%s takes EV:P (P from 0 to 1), not '%s'", opt->name, s);
+        return -EINVAL;
+    }
+    if (n_ev_losses == PAIR_MAX_EV_LOSS) {
+        snprintf(err, errlen, "--%s: at most %d of them", opt->name, PAIR_MAX_EV_LOSS);
+        return -EINVAL;
+    }
+    ev_losses[n_ev_losses++] = (pair_ev_loss){.ev = (uint32_t)ev, .p = p};
+    return 0;
+}
+
+/* PLANE@TIME into |pplane| and |pat|. */
+static int down_arg(const char *s, int *pplane, uint64_t *pat)
+{
+    const char *at = strchr(s, '@');
+    char *end;
+    errno = 0;
+    long plane = strtol(s, &end, 10);
+    if (!at || end != at || end == s || errno || plane < 0 || plane > INT_MAX ||
+        duration(at + 1, pat)) {
+        return -1;
+    }
+    *pplane = (int)plane;
+    return 0;
+}
+
+static int check_down(const util_opt *opt, char *err, size_t errlen)
+{
+    int plane;
+    uint64_t at;
+    if (down_arg(*(char **)opt->dest, &plane, &at) != 0) {
+        snprintf(err, errlen, "--%s takes PLANE@TIME (TIME in ns, or with us, ms or s), not '%s'",
+                 opt->name, *(char **)opt->dest);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int check_duration(const util_opt *opt, char *err, size_t errlen)
+{
+    uint64_t v;
+    if (duration(*(char **)opt->dest, &v) != 0) {
+        snprintf(err, errlen, "--%s takes a time in ns, or with us, ms or s, not '%s'", opt->name,
+                 *(char **)opt->dest);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* LINEAR,EXP: the retry counts. */
+static int retry_arg(const char *s, uint8_t *plin, uint8_t *pexp)
+{
+    unsigned lin, exp;
+    if (sscanf(s, "%u,%u", &lin, &exp) != 2 || lin > 7 || exp > 25) {
+        return -1;
+    }
+    *plin = (uint8_t)lin;
+    *pexp = (uint8_t)exp;
+    return 0;
+}
+
+static int check_retry(const util_opt *opt, char *err, size_t errlen)
+{
+    uint8_t lin, exp;
+    if (retry_arg(*(char **)opt->dest, &lin, &exp) != 0) {
+        snprintf(err, errlen, "--%s takes LINEAR,EXP (0..7 and 0..25), not '%s'", opt->name,
+                 *(char **)opt->dest);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int check_positive(const util_opt *opt, char *err, size_t errlen)
+{
+    if (!(*(double *)opt->dest > 0)) {
+        snprintf(err, errlen, "--%s must be above 0", opt->name);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The defaults are pair_cfg_default's. */
+/* clang-format off */
+static const util_opt faults[] = {
+    {.name = "loss", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.loss, .arg = "P", .help = "random loss per packet"},
+    {.name = "reorder", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.reorder, .arg = "P", .help = "share of packets reordered (up to 20 us late)"},
+    {.name = "dup", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.dup, .arg = "P", .help = "share of packets duplicated"},
+    {.name = "trim", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.trim, .arg = "P", .help = "share of packets trimmed mid-fabric"},
+    {.name = "trim-lasthop", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.trim_lasthop, .arg = "P", .help = "share of packets trimmed at the last hop"},
+    {.name = "ecn", .kind = UTIL_OPT_DOUBLE, .def = "0", .min = 0, .max = 1, .dest = &o.ecn, .arg = "P", .help = "share of packets ECN-CE marked"},
+    {.name = "ev-loss", .kind = UTIL_OPT_STR, .dest = &o.ev_loss, .arg = "EV:P", .check = check_ev_loss, .help = "loss on one EV, repeatable (up to 16); the EV of plane p, path i is p<<29 | i<<18"},
+    {.name = "down-plane", .kind = UTIL_OPT_STR, .dest = &o.down_plane, .arg = "PLANE@TIME", .check = check_down, .help = "plane PLANE fails at TIME (ns, or with us, ms or s)"},
+    {.name = "down-both", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.down_both, .help = "the plane fails at both hosts (a link), not only at the sender's NIC"},
+    {.name = "dead-peer", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.dead_peer, .help = "the responder never answers: the QP exhausts its retries"},
+    UTIL_OPT_END,
+};
+
+static const util_opt link_opts[] = {
+    {.name = "msgs", .kind = UTIL_OPT_UINT, .def = "100", .min = 1, .max = 1000000000, .dest = &o.msgs, .help = "messages to write"},
+    {.name = "size", .kind = UTIL_OPT_UINT, .def = "65536", .min = 1, .max = 1073741824, .dest = &o.size, .arg = "BYTES", .help = "message size"},
+    {.name = "planes", .kind = UTIL_OPT_UINT, .def = "4", .min = 1, .max = 16, .dest = &o.planes, .help = "ports per host, one plane each"},
+    {.name = "evs", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1024, .dest = &o.evs, .help = "EVs in the QP's profile, spread over the planes"},
+    {.name = "active", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 1024, .dest = &o.active, .help = "EVs in use at once (0: all)"},
+    {.name = "min-active", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 1024, .dest = &o.min_active, .help = "EVs kept usable whatever the verdicts"},
+    UTIL_OPT_MTU(&o.mtu),
+    {.name = "rate", .kind = UTIL_OPT_DOUBLE, .def = "100", .dest = &o.rate, .arg = "GBPS", .check = check_positive, .help = "rate of each plane"},
+    {.name = "delay", .kind = UTIL_OPT_STR, .def = "2000", .dest = &o.delay, .arg = "TIME", .check = check_duration, .help = "one-way delay (ns, or with us, ms or s)"},
+    {.name = "mpr", .kind = UTIL_OPT_UINT, .def = "8", .min = 1, .max = 255, .dest = &o.mpr, .help = "the window, in 128-PSN units"},
+    {.name = "timeout", .kind = UTIL_OPT_UINT, .def = "8", .min = 1, .max = 24, .dest = &o.timeout, .arg = "T", .help = "local ACK timeout: 1.024 us x 2^T"},
+    {.name = "retry", .kind = UTIL_OPT_STR, .def = "7,7", .dest = &o.retry, .arg = "LINEAR,EXP", .check = check_retry, .help = "retries at the base timeout (0..7), then with back-off (0..25, 25: unlimited)"},
+    {.name = "slots", .kind = UTIL_OPT_UINT, .def = "8", .min = 1, .max = 4096, .dest = &o.slots, .help = "receive buffer slots: messages in flight at once"},
+    {.name = "imm", .kind = UTIL_OPT_BOOL, .def = "true", .dest = &o.imm, .help = "Write with Immediate (--no-imm: plain writes)"},
+    {.name = "icrc", .kind = UTIL_OPT_BOOL, .def = "true", .dest = &o.icrc, .help = "compute and check the ICRC"},
+    {.name = "seed", .kind = UTIL_OPT_UINT, .def = "1", .min = 0, .max = UINT64_MAX, .dest = &o.seed, .help = "the faults' and the engines' PRNG seed"},
+    {.name = "pcap", .kind = UTIL_OPT_STR, .dest = &o.pcap, .arg = "FILE", .help = "write every packet on the link to FILE"},
+    {.name = "max-time", .kind = UTIL_OPT_STR, .def = "60s", .dest = &o.max_time, .arg = "TIME", .check = check_duration, .help = "simulated time limit"},
+    UTIL_OPT_END,
+};
+/* clang-format on */
+
+static const util_opt *const tables[] = {link_opts, faults, NULL};
+
+static const util_cli cli = {
+    .prog = "mrc-pair",
+    .usage = "mrc-pair [options]",
+    .about = "Two MRC engines over an in-memory multi-plane link with scripted faults: writes "
+             "--msgs messages of\n--size bytes, checks every byte at the far side and prints "
+             "one JSON summary on stdout.",
+    .tables = tables,
+    .more = "The exit status is 1 also when a message did not arrive intact or the QP failed.\n",
+};
+
 int main(int argc, char **argv)
 {
-    enum {
-        O_LOSS = 256,
-        O_EVLOSS,
-        O_REORDER,
-        O_DUP,
-        O_TRIM,
-        O_TRIMLH,
-        O_ECN,
-        O_DOWN,
-        O_DOWNBOTH,
-        O_MSGS,
-        O_SIZE,
-        O_EVS,
-        O_ACTIVE,
-        O_MINACT,
-        O_PLANES,
-        O_MTU,
-        O_RATE,
-        O_DELAY,
-        O_MPR,
-        O_TIMEOUT,
-        O_RETRY,
-        O_SLOTS,
-        O_NOIMM,
-        O_NOICRC,
-        O_DEAD,
-        O_SEED,
-        O_PCAP,
-        O_MAXT
-    };
-    static const struct option opts[] = {{"loss", 1, 0, O_LOSS},
-                                         {"ev-loss", 1, 0, O_EVLOSS},
-                                         {"reorder", 1, 0, O_REORDER},
-                                         {"dup", 1, 0, O_DUP},
-                                         {"trim", 1, 0, O_TRIM},
-                                         {"trim-lasthop", 1, 0, O_TRIMLH},
-                                         {"ecn", 1, 0, O_ECN},
-                                         {"down-plane", 1, 0, O_DOWN},
-                                         {"down-both", 0, 0, O_DOWNBOTH},
-                                         {"msgs", 1, 0, O_MSGS},
-                                         {"size", 1, 0, O_SIZE},
-                                         {"evs", 1, 0, O_EVS},
-                                         {"active", 1, 0, O_ACTIVE},
-                                         {"min-active", 1, 0, O_MINACT},
-                                         {"planes", 1, 0, O_PLANES},
-                                         {"mtu", 1, 0, O_MTU},
-                                         {"rate", 1, 0, O_RATE},
-                                         {"delay", 1, 0, O_DELAY},
-                                         {"mpr", 1, 0, O_MPR},
-                                         {"timeout", 1, 0, O_TIMEOUT},
-                                         {"retry", 1, 0, O_RETRY},
-                                         {"slots", 1, 0, O_SLOTS},
-                                         {"no-imm", 0, 0, O_NOIMM},
-                                         {"no-icrc", 0, 0, O_NOICRC},
-                                         {"dead-peer", 0, 0, O_DEAD},
-                                         {"seed", 1, 0, O_SEED},
-                                         {"pcap", 1, 0, O_PCAP},
-                                         {"max-time", 1, 0, O_MAXT},
-                                         {"help", 0, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    int rv = util_cli_parse(&cli, argc, argv, NULL, NULL);
+    if (rv != UTIL_CLI_RUN) {
+        goto out;
+    }
     pair_cfg c;
     pair_cfg_default(&c);
-    const char *pcap = NULL;
-    int opt;
-    double v;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (opt) {
-        case O_LOSS:
-            bad = prob(optarg, &c.loss);
-            break;
-        case O_REORDER:
-            bad = prob(optarg, &c.reorder);
-            break;
-        case O_DUP:
-            bad = prob(optarg, &c.dup);
-            break;
-        case O_TRIM:
-            bad = prob(optarg, &c.trim);
-            break;
-        case O_TRIMLH:
-            bad = prob(optarg, &c.trim_lasthop);
-            break;
-        case O_ECN:
-            bad = prob(optarg, &c.ecn);
-            break;
-        case O_EVLOSS: {
-            const char *colon = strchr(optarg, ':');
-            char *end;
-            unsigned long ev = colon ? strtoul(optarg, &end, 0) : 0;
-            bad = !colon || end != colon || c.n_ev_loss == PAIR_MAX_EV_LOSS ||
-                  prob(colon + 1, &c.ev_loss[c.n_ev_loss].p) || ev > 0xffffffffu;
-            if (!bad) {
-                c.ev_loss[c.n_ev_loss++].ev = (uint32_t)ev;
-            }
-            break;
-        }
-        case O_DOWN: {
-            const char *at = strchr(optarg, '@');
-            char *end;
-            long plane = strtol(optarg, &end, 10);
-            bad = !at || end != at || plane < 0 || duration(at + 1, &c.down_at_ns);
-            c.down_plane = (int)plane;
-            break;
-        }
-        case O_DOWNBOTH:
-            c.down_both = true;
-            break;
-        case O_MSGS:
-            bad = number(optarg, &v) || v < 1 || v > 1e9;
-            c.msgs = (unsigned)v;
-            break;
-        case O_SIZE:
-            bad = number(optarg, &v) || v < 1 || v > (1 << 30);
-            c.size = (uint32_t)v;
-            break;
-        case O_EVS:
-            bad = number(optarg, &v) || v < 1 || v > 1024;
-            c.evs = (unsigned)v;
-            break;
-        case O_ACTIVE:
-            bad = number(optarg, &v) || v < 0 || v > 1024;
-            c.active = (unsigned)v;
-            break;
-        case O_MINACT:
-            bad = number(optarg, &v) || v < 0 || v > 1024;
-            c.min_active = (unsigned)v;
-            break;
-        case O_PLANES:
-            bad = number(optarg, &v) || v < 1 || v > 16;
-            c.planes = (unsigned)v;
-            break;
-        case O_MTU:
-            bad = number(optarg, &v) || v < 256 || v > 8192;
-            c.mtu = (uint32_t)v;
-            break;
-        case O_RATE:
-            bad = number(optarg, &c.rate_gbps) || c.rate_gbps <= 0;
-            break;
-        case O_DELAY:
-            bad = duration(optarg, &c.delay_ns);
-            break;
-        case O_MPR:
-            bad = number(optarg, &v) || v < 1 || v > 255;
-            c.mpr = (uint8_t)v;
-            break;
-        case O_TIMEOUT:
-            bad = number(optarg, &v) || v < 1 || v > 24;
-            c.timeout = (uint8_t)v;
-            break;
-        case O_RETRY: {
-            unsigned lin, exp;
-            bad = sscanf(optarg, "%u,%u", &lin, &exp) != 2 || lin > 7 || exp > 25;
-            c.linear_cnt = (uint8_t)lin;
-            c.exp_cnt = (uint8_t)exp;
-            break;
-        }
-        case O_SLOTS:
-            bad = number(optarg, &v) || v < 1 || v > 4096;
-            c.slots = (unsigned)v;
-            break;
-        case O_NOIMM:
-            c.imm = false;
-            break;
-        case O_NOICRC:
-            c.icrc = false;
-            break;
-        case O_DEAD:
-            c.dead_peer = true;
-            break;
-        case O_SEED:
-            bad = number(optarg, &v) || v < 0;
-            c.seed = (uint64_t)v;
-            break;
-        case O_PCAP:
-            pcap = optarg;
-            break;
-        case O_MAXT:
-            bad = duration(optarg, &c.max_ns);
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        default:
-            bad = 1;
-            break;
-        }
-        if (bad) {
-            fprintf(stderr, "mrc-pair: bad value for --%s: '%s'\n%s", opts[opt - O_LOSS].name,
-                    optarg ? optarg : "", usage);
-            return 2;
-        }
+    c.loss = o.loss;
+    c.reorder = o.reorder;
+    c.dup = o.dup;
+    c.trim = o.trim;
+    c.trim_lasthop = o.trim_lasthop;
+    c.ecn = o.ecn;
+    memcpy(c.ev_loss, ev_losses, sizeof(ev_losses));
+    c.n_ev_loss = n_ev_losses;
+    if (o.down_plane) {
+        down_arg(o.down_plane, &c.down_plane, &c.down_at_ns);
     }
-    if (optind < argc) {
-        fprintf(stderr, "mrc-pair: unexpected argument '%s'\n%s", argv[optind], usage);
-        return 2;
-    }
+    c.down_both = o.down_both;
+    c.dead_peer = o.dead_peer;
+    c.msgs = (unsigned)o.msgs;
+    c.size = (uint32_t)o.size;
+    c.planes = (unsigned)o.planes;
+    c.evs = (unsigned)o.evs;
+    c.active = (unsigned)o.active;
+    c.min_active = (unsigned)o.min_active;
+    c.mtu = (uint32_t)o.mtu;
+    c.rate_gbps = o.rate;
+    duration(o.delay, &c.delay_ns);
+    c.mpr = (uint8_t)o.mpr;
+    c.timeout = (uint8_t)o.timeout;
+    retry_arg(o.retry, &c.linear_cnt, &c.exp_cnt);
+    c.slots = (unsigned)o.slots;
+    c.imm = o.imm;
+    c.icrc = o.icrc;
+    c.seed = o.seed;
+    duration(o.max_time, &c.max_ns);
     if (c.down_plane >= (int)c.planes) {
-        fprintf(stderr, "mrc-pair: --down-plane %d: there are %u planes\n", c.down_plane, c.planes);
-        return 2;
+        rv = util_cli_fail(&cli, "--down-plane %d: there are %u planes (0 to %u)", c.down_plane,
+                           c.planes, c.planes - 1);
+        goto out;
     }
-    if (pcap && !(c.pcap = fopen(pcap, "wb"))) {
-        fprintf(stderr, "mrc-pair: cannot write %s: %s\n", pcap, strerror(errno));
-        return 1;
+    if (o.pcap && !(c.pcap = fopen(o.pcap, "wb"))) {
+        fprintf(stderr, "mrc-pair: cannot write %s: %s\n", o.pcap, strerror(errno));
+        rv = UTIL_EXIT_FAIL;
+        goto out;
     }
     pair *p;
-    int rv = pair_new(&c, &p);
-    if (rv != 0) {
-        fprintf(stderr, "mrc-pair: cannot set up the engines: %s\n", mrc_strerror(rv));
-        return 1;
+    int err = pair_new(&c, &p);
+    if (err != 0) {
+        fprintf(stderr, "mrc-pair: cannot set up the engines: %s\n", mrc_strerror(err));
+        rv = UTIL_EXIT_FAIL;
+        if (c.pcap) {
+            fclose(c.pcap);
+        }
+        goto out;
     }
     pair_run(p);
     pair_result r;
@@ -282,5 +264,10 @@ int main(int argc, char **argv)
         fclose(c.pcap);
     }
     bool ok = r.messages_completed == c.msgs && r.bytes_corrupt == 0 && !r.qp_error;
-    return ok ? 0 : 1;
+    rv = ok ? UTIL_EXIT_OK : UTIL_EXIT_FAIL;
+out:
+    for (const util_opt *const *t = tables; *t; t++) {
+        util_opt_free(*t);
+    }
+    return rv;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # mrc-pair end to end: the issue's acceptance run, a plane failure, a dead peer, bad arguments,
-# and its pcap decoded by tshark's InfiniBand dissector.
+# its command line (--help, --version, the flags), and its pcap decoded by tshark's InfiniBand
+# dissector.
 set -euo pipefail
 bin=${1:?usage: mrc_pair_test.sh BINDIR}
 tmp=$(mktemp -d)
@@ -34,14 +35,41 @@ ok=$(field "$tmp/x.json" "s['qp_error'] and s['messages_completed'] == 0 and s['
 [ $rc -eq 1 ] && [ "$ok" = True ] && pass "a dead peer ends in QP error, exit 1" ||
     fail "dead peer: exit $rc $(cat "$tmp/x.json")"
 
-for args in "--loss 2" "--down-plane 9@1us" "--ev-loss nonsense" "--mtu 100" "stray"; do
+# run ARGS...: mrc-pair's stdout and stderr in $tmp/run.out and .err, its exit status in $rc
+run() {
     set +e
-    # shellcheck disable=SC2086
-    "$bin/mrc-pair" $args >/dev/null 2>&1
+    "$bin/mrc-pair" "$@" >"$tmp/run.out" 2>"$tmp/run.err"
     rc=$?
     set -e
-    [ $rc -eq 2 ] && pass "bad arguments '$args': exit 2" || fail "bad arguments '$args': exit $rc"
+}
+# each bad argument: exit 2 and one line on stderr naming the fault and pointing at --help (an
+# unknown option or a missing value used to crash it: getopt's '?' indexed the option table)
+for args in "--loss 2" "--down-plane 9@1us" "--down-plane x@1us" "--ev-loss nonsense" "--mtu 100" \
+    "--mtu 3000" "--retry 8,1" "--delay 5x" "--rate 0" "stray" "--bogus" "--loss" "-x"; do
+    # shellcheck disable=SC2086
+    run $args
+    [ $rc -eq 2 ] && [ ! -s "$tmp/run.out" ] && [ "$(wc -l <"$tmp/run.err")" -eq 1 ] &&
+        grep -q 'see mrc-pair --help$' "$tmp/run.err" &&
+        pass "bad arguments '$args': exit 2, $(cat "$tmp/run.err")" ||
+        fail "bad arguments '$args': exit $rc, $(head -2 "$tmp/run.err")"
 done
+run --bogus
+check 'grep -q "unknown option .--bogus." "$tmp/run.err"' "an unknown option is named"
+run --msgs 2 --loss
+check 'grep -q -- "--loss needs a value (P)" "$tmp/run.err"' "a missing value is named: $(cat "$tmp/run.err")"
+run --help
+check '[ $rc -eq 0 ] && [ ! -s "$tmp/run.err" ] && grep -q "^usage: mrc-pair" "$tmp/run.out" &&
+    (for o in msgs size planes evs active min-active mtu rate delay mpr timeout retry slots imm \
+        icrc seed pcap max-time loss reorder dup trim trim-lasthop ecn ev-loss down-plane \
+        down-both dead-peer help version; do grep -q -- "--$o\\b" "$tmp/run.out" || exit 1; done)' \
+    "--help: usage and every option on stdout, exit 0"
+run --version
+check '[ $rc -eq 0 ] && grep -q "^mrc-pair (mrcfab) [0-9]" "$tmp/run.out"' "--version: $(cat "$tmp/run.out")"
+# the flags as the layer spells them: --no-imm (plain writes), --no-icrc, --name=value
+run --msgs 4 --size 8192 --no-imm --no-icrc --seed=5
+ok=$(field "$tmp/run.out" "s['messages_completed'] == 4 and s['bytes_corrupt'] == 0")
+[ $rc -eq 0 ] && [ "$ok" = True ] && pass "--no-imm --no-icrc --seed=5: 4 messages intact" ||
+    fail "--no-imm --no-icrc --seed=5: exit $rc $(head -2 "$tmp/run.err")"
 
 "$bin/mrc-pair" --msgs 2 --size 8192 --planes 2 --evs 8 --pcap "$tmp/p.pcap" >/dev/null
 qpn=$(tshark -r "$tmp/p.pcap" -Y 'infiniband.bth.opcode == 198' -c 1 -T fields \
