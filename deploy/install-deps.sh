@@ -11,6 +11,8 @@ packages=(
     libssl-dev openssl
     iproute2 nftables ethtool procps tshark python3 valgrind curl wrk iperf3
 )
+# the packages: built with CPack, checked with lintian; man pages from scdoc, linted by mandoc
+packages+=(lintian scdoc mandoc man-db adduser)
 # promtool checks /metrics (tests/controller/live.sh); Debian ships it only with the server
 # (a 19 MB download, 96 MB installed), which is kept from running below
 packages+=(prometheus)

@@ -36,6 +36,9 @@ tests/schema/check-sim-summary.sh
 step "the controller's OpenAPI document"
 tests/openapi/check.sh
 
+step "the Debian packages: build, lintian, install, the lab on the installed programs, upgrade, purge"
+tests/package/run.sh build-pkg
+
 step "fuzzing for ${fuzz_seconds}s per target"
 CC=clang cmake -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMRCFAB_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$jobs"
