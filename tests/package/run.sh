@@ -111,6 +111,33 @@ done
 check 'bash -c ". /usr/share/bash-completion/completions/mrcctl && complete -p mrcctl" >/dev/null' \
     "mrcctl's bash completion is installed"
 
+# --- the controller as its unit runs it: the mrcfab user, no capability, the shipped config --
+# (no systemd runs here: setpriv does what the unit's User= and CapabilityBoundingSet= do, and
+# the state folder is made as StateDirectory= makes it)
+cp /usr/share/mrcfab/topologies/lab.json /etc/mrcfab/topology.json
+printf 'tok-reader-pkgtest-00001 reader pkg\n' >/etc/mrcfab/tokens
+chown mrcfab:mrcfab /etc/mrcfab/tokens
+chmod 600 /etc/mrcfab/tokens
+install -d -o mrcfab -g mrcfab -m 0700 /var/lib/mrcfab/controller
+setpriv --reuid mrcfab --regid mrcfab --clear-groups --inh-caps=-all --bounding-set=-all \
+    /usr/bin/mrc-controller --config /etc/mrcfab/controller.conf --listen '[::1]:18480' \
+    >"$snap/controller.log" 2>&1 &
+ctl_pid=$!
+answer=
+for _ in $(seq 50); do
+    answer=$(curl -s -H 'Authorization: Bearer tok-reader-pkgtest-00001' \
+        'http://[::1]:18480/api/v1/fabric' 2>/dev/null) && [ -n "$answer" ] && break
+    sleep 0.2
+done
+check 'grep -q "\"hosts\"" <<<"$answer"' \
+    "mrc-controller runs as mrcfab without privilege on /etc/mrcfab/controller.conf"
+check '[ -f /var/lib/mrcfab/controller/mrcfab.db ] && [ "$(stat -c %U /var/lib/mrcfab/controller/mrcfab.db)" = mrcfab ]' \
+    "its store is /var/lib/mrcfab/controller/mrcfab.db, the mrcfab user's"
+kill -TERM "$ctl_pid" 2>/dev/null || true
+wait "$ctl_pid" 2>/dev/null || true
+# the operator's files are the operator's: a purge leaves them, so the test takes them away
+rm -f /etc/mrcfab/topology.json /etc/mrcfab/tokens
+
 # --- the lab on the installed programs ----------------------------------------------------
 if deploy/lab/lab.sh -b /usr/bin -t /usr/share/mrcfab/topologies/lab.json -p "$lab_prefix" \
     -d "$lab_dir" up >"$snap/lab.log" 2>&1; then
