@@ -7,107 +7,150 @@
 #include "sim_out.h"
 #include "sim_run.h"
 #include "sim_scenario.h"
+#include "util_opt.h"
 
-static int usage(FILE *f)
-{
-    fprintf(f, "usage: mrc-sim run SCENARIO.json [--seed S] [--out DIR] [--reduced] [--quiet]\n"
-               "       mrc-sim report DIR...\n"
-               "\n"
-               "run     simulates the scenario and writes summary.json, flows.csv, planes.csv,\n"
-               "        throughput.svg and utilization.svg into DIR (default: results/NAME)\n"
-               "report  writes the Markdown table comparing the runs in DIR... with the paper\n"
-               "\n"
-               "exit status: 0 done, 1 the run or its output failed, 2 bad arguments or a bad\n"
-               "scenario (the message names the field at fault)\n");
-    return f == stdout ? 0 : 2;
-}
+static struct {
+    uint64_t seed; /* UINT64_MAX: the scenario's own */
+    char *out;
+    bool reduced, quiet;
+} o;
+
+/* clang-format off */
+static const util_opt run_opts[] = {
+    {.name = "seed", .kind = UTIL_OPT_UINT, .min = 0, .max = UINT64_MAX - 1, .dest = &o.seed, .arg = "S", .help = "the run's seed instead of the scenario's own"},
+    {.name = "out", .kind = UTIL_OPT_STR, .dest = &o.out, .arg = "DIR", .help = "where the results go (default: results/NAME, NAME the scenario's)"},
+    {.name = "reduced", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.reduced, .help = "the scenario at its reduced size (its \"reduced\" patch)"},
+    {.name = "quiet", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.quiet, .help = "no progress or summary line on stderr"},
+    UTIL_OPT_END,
+};
+/* clang-format on */
+
+static const util_opt *const run_tables[] = {run_opts, NULL};
+static const util_opt *const none[] = {NULL};
+
+static const util_cli run_cli = {
+    .prog = "mrc-sim run",
+    .usage = "mrc-sim run SCENARIO.json [--seed S] [--out DIR] [--reduced] [--quiet]",
+    .about = "Simulates the scenario and writes summary.json, flows.csv, planes.csv, "
+             "throughput.svg and\nutilization.svg into DIR. A bad scenario exits 2 with the JSON "
+             "path of the field at fault.",
+    .tables = run_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "SCENARIO.json",
+};
+
+static const util_cli report_cli = {
+    .prog = "mrc-sim report",
+    .usage = "mrc-sim report DIR...",
+    .about = "Writes the Markdown table comparing the runs in DIR... (each a run's --out) with "
+             "the paper, on stdout.",
+    .tables = none,
+    .min_operands = 1,
+    .max_operands = UINT32_MAX,
+    .operands = "the runs' DIRs",
+};
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *path = NULL, *out = NULL;
-    uint64_t seed = UINT64_MAX;
-    bool reduced = false, quiet = false;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            char *end;
-            seed = strtoull(argv[++i], &end, 0);
-            if (*end || !*argv[i]) {
-                fprintf(stderr, "mrc-sim: --seed: not a number: %s\n", argv[i]);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (strcmp(argv[i], "--reduced") == 0) {
-            reduced = true;
-        } else if (strcmp(argv[i], "--quiet") == 0) {
-            quiet = true;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "mrc-sim: unexpected argument: %s\n", argv[i]);
-            return usage(stderr);
-        } else {
-            path = argv[i];
-        }
+    char **args = NULL;
+    sim_scenario *sc = NULL;
+    o.seed = UINT64_MAX; /* the option has no default: unset, it keeps this */
+    int rv = util_cli_parse(&run_cli, argc, argv, NULL, &args);
+    if (rv != UTIL_CLI_RUN) {
+        goto out;
     }
-    if (!path) {
-        return usage(stderr);
-    }
+    const char *path = args[0];
     char errmsg[512];
-    sim_scenario *sc;
-    if (sim_scenario_load(path, reduced, seed, &sc, errmsg, sizeof(errmsg)) != 0) {
+    if (sim_scenario_load(path, o.reduced, o.seed, &sc, errmsg, sizeof(errmsg)) != 0) {
         fprintf(stderr, "mrc-sim: %s: %s\n", path, errmsg);
-        return 2;
+        rv = UTIL_EXIT_USAGE;
+        goto out;
     }
     char dir[1024];
-    snprintf(dir, sizeof(dir), "%s", out ? out : "results");
-    if (!out) {
+    snprintf(dir, sizeof(dir), "%s", o.out ? o.out : "results");
+    if (!o.out) {
         snprintf(dir, sizeof(dir), "results/%s", sc->name);
     }
     sim_results res;
     sim_series ts;
-    int rv = 1;
-    if (sim_run(sc, !quiet, &res, &ts, errmsg, sizeof(errmsg)) != 0) {
+    rv = UTIL_EXIT_FAIL;
+    if (sim_run(sc, !o.quiet, &res, &ts, errmsg, sizeof(errmsg)) != 0) {
         fprintf(stderr, "mrc-sim: %s: %s\n", path, errmsg);
         goto out;
     }
-    res.reduced = reduced;
+    res.reduced = o.reduced;
     if (sim_out_write(dir, &res, &ts, errmsg, sizeof(errmsg)) != 0) {
         fprintf(stderr, "mrc-sim: %s\n", errmsg);
     } else {
-        if (!quiet) {
+        if (!o.quiet) {
             fprintf(stderr, "mrc-sim: %s: %u flows, %llu events in %.2f s, results in %s\n",
                     sc->name, res.nflows, (unsigned long long)res.sim.events, res.sim.wall_s, dir);
         }
-        rv = 0;
+        rv = UTIL_EXIT_OK;
     }
     sim_results_free(&res, &ts);
 out:
     sim_scenario_free(sc);
+    free(args);
+    util_opt_free(run_opts);
+    return rv;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    char **dirs = NULL;
+    int n = 0;
+    int rv = util_cli_parse(&report_cli, argc, argv, &n, &dirs);
+    if (rv != UTIL_CLI_RUN) {
+        return rv;
+    }
+    char errmsg[512];
+    rv = UTIL_EXIT_OK;
+    if (sim_report((const char *const *)dirs, (unsigned)n, stdout, errmsg, sizeof(errmsg)) != 0) {
+        fprintf(stderr, "mrc-sim: %s\n", errmsg);
+        rv = UTIL_EXIT_FAIL;
+    }
+    free(dirs);
     return rv;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        return usage(stderr);
+    static const util_cli top = {
+        .prog = "mrc-sim",
+        .usage = "mrc-sim COMMAND [options] ARGS",
+        .about = "The packet-level simulator of the fabric: libmrc at every host beside a RoCEv2 "
+                 "baseline.",
+        .tables = none,
+        .stop_at_operand = true,
+        .min_operands = 1,
+        .max_operands = UINT32_MAX,
+        .operands = "COMMAND",
+        .more = "commands (each with its own --help):\n"
+                "  run SCENARIO.json [--seed S] [--out DIR] [--reduced] [--quiet]\n"
+                "             simulate a scenario; its results into DIR (default: results/NAME)\n"
+                "  report DIR...\n"
+                "             the Markdown table comparing the runs in DIR... with the paper\n",
+    };
+    char **args = NULL;
+    int n = 0;
+    int rv = util_cli_parse(&top, argc, argv, &n, &args);
+    if (rv != UTIL_CLI_RUN) {
+        return rv;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        return usage(stdout);
+    /* the command's own parse sees its name as argv[0] */
+    int at = 1;
+    while (argv[at] != args[0]) {
+        at++;
     }
-    if (strcmp(argv[1], "run") == 0) {
-        return cmd_run(argc - 2, argv + 2);
+    const char *cmd = args[0];
+    free(args);
+    if (strcmp(cmd, "run") == 0) {
+        return cmd_run(argc - at, argv + at);
     }
-    if (strcmp(argv[1], "report") == 0) {
-        if (argc < 3) {
-            return usage(stderr);
-        }
-        char errmsg[512];
-        if (sim_report((const char *const *)argv + 2, (unsigned)(argc - 2), stdout, errmsg,
-                       sizeof(errmsg)) != 0) {
-            fprintf(stderr, "mrc-sim: %s\n", errmsg);
-            return 1;
-        }
-        return 0;
+    if (strcmp(cmd, "report") == 0) {
+        return cmd_report(argc - at, argv + at);
     }
-    fprintf(stderr, "mrc-sim: no command %s\n", argv[1]);
-    return usage(stderr);
+    return util_cli_fail(&top, "no command '%s' (run or report)", cmd);
 }
