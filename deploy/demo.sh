@@ -11,11 +11,24 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 keep=false
 topo=deploy/topologies/lab.json
+usage="usage: $0 [--keep] [-t TOPOLOGY]
+
+Installs the Debian packages the build needs, builds, brings up the lab with the whole system
+on it and plays the story (deploy/lab/story.py), every claim checked; as root.
+  --keep         leave the lab up afterwards (deploy/lab/lab.sh -p demo down removes it)
+  -t TOPOLOGY    the lab's topology (default deploy/topologies/lab.json)
+  -h, --help     print this help and exit
+exit status: 0 every claim held, 1 one did not or the system failed, 2 bad input"
 while [ $# -gt 0 ]; do
     case $1 in
     --keep) keep=true ;;
-    -t) topo=$2; shift ;;
-    *) echo "usage: $0 [--keep] [-t TOPOLOGY]" >&2; exit 2 ;;
+    -t)
+        [ $# -ge 2 ] || { echo "demo: -t needs a value (TOPOLOGY); see $0 --help" >&2; exit 2; }
+        topo=$2
+        shift
+        ;;
+    -h | --help) echo "$usage"; exit 0 ;;
+    *) echo "demo: unknown option '$1'; see $0 --help" >&2; exit 2 ;;
     esac
     shift
 done
