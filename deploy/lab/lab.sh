@@ -126,6 +126,11 @@ help)
     ;;
 *) bad "unknown command '$cmd' (lab.sh --help lists the commands)" ;;
 esac
+# COMMAND --help: the usage too
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
+    usage
+    exit 0
+fi
 
 # the namespace names PREFIX-X and the veth PREFIX-mgmt (15 bytes at most) take the prefix
 [[ $prefix =~ ^[A-Za-z0-9_]{1,10}$ ]] ||
