@@ -310,9 +310,10 @@ need_lab() {
         exit 1
     }
 }
-# need_system: the system runs on the lab (up without --fabric-only made its folder)
+# need_system: the system runs on the lab (up without --fabric-only made its folder; down
+# leaves the settings and tokens but not the run folder)
 need_system() {
-    if [ ! -e "$(conf)" ] || [ ! -e "$dir/token/admin" ]; then
+    if [ ! -e "$(conf)" ] || [ ! -e "$dir/token/admin" ] || [ ! -d "$(run)" ]; then
         echo "lab: no system running in $dir (lab.sh up starts one; -p and -d name the lab)" >&2
         exit 1
     fi
