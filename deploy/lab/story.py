@@ -396,8 +396,14 @@ class Story:
         h, port, _, _, _, _, t0, t0port, t0if, _ = self.lab.host_ports[0]
         pcap = self.a.pcap or os.path.join(self.a.dir, "log", "wire.pcap")
         bpf = f"ip6[6] == 41 and ip6[46] == 17 and ip6[82:2] == {MRC_PORT}"
-        self.lab.nsx(t0, "timeout", "3", "tshark", "-q", "-i", t0if, "-f", bpf, "-c", "500",
-                     "-F", "pcap", "-w", pcap)
+        # 3 s of capture from when it starts (tshark takes seconds to start on a loaded
+        # machine), at most 500 packets; the outer timeout only bounds a capture that hangs
+        r = self.lab.nsx(t0, "timeout", "30", "tshark", "-q", "-i", t0if, "-f", bpf,
+                         "-a", "duration:3", "-c", "500", "-F", "pcap", "-w", pcap)
+        if not os.path.exists(pcap):
+            self.check(False, f"wire: tshark captured nothing at {t0}'s port to {h}:{port} "
+                       f"(exit {r.returncode}: {r.stderr.strip()[-200:]})")
+            return
         os.chmod(pcap, 0o644)
         fields = ["frame.number", "ipv6.dst", "udp.dstport", "udp.srcport", "ipv6.flow",
                   "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn"]
@@ -572,7 +578,9 @@ def main():
         if not shutil.which("tshark"):
             raise Refused("no tshark on PATH: the wire check decodes the capture with it "
                           "(apt-get install tshark)")
-        if not os.path.exists(os.path.join(a.dir, "lab.conf")):
+        # lab.sh down keeps lab.conf and the tokens, not the run folder
+        if not all(os.path.exists(os.path.join(a.dir, f))
+                   for f in ("lab.conf", os.path.join("run", "controller.pid"))):
             raise Refused(f"no system running in {a.dir}: bring the lab up first with "
                           f"{os.path.join(HERE, 'lab.sh')} -p {a.prefix} -d {a.dir} up "
                           "(not --fabric-only), and give story.py the same -p, -d and -P")
