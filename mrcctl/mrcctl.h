@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* mrcctl: the operator's command line — shared state of its subcommands. */
+/* mrcctl: the operator's command line — its commands, their shared state and options. */
 #ifndef MRCCTL_H
 #define MRCCTL_H
 
@@ -8,22 +8,61 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Exit codes: 0 done, 1 the system failed us (netlink, I/O), 2 the input is wrong. */
-#define MRCCTL_OK 0
-#define MRCCTL_FAIL 1
-#define MRCCTL_BADINPUT 2
+#include "util.h"
+
+/* Exit codes, every program's (util_opt.h): 0 done, 1 the system failed us (netlink, I/O, the
+ * controller), 2 the input is wrong (arguments, files, a refusal for cause). */
+#define MRCCTL_OK UTIL_EXIT_OK
+#define MRCCTL_FAIL UTIL_EXIT_FAIL
+#define MRCCTL_BADINPUT UTIL_EXIT_USAGE
 
 /* The controller when neither --controller nor $MRCFAB_CONTROLLER names one. */
 #define MRCCTL_CONTROLLER "http://127.0.0.1:8080"
+/* The topology when neither -t nor $MRCFAB_TOPOLOGY names one. */
+#define MRCCTL_TOPOLOGY UTIL_CONF_DIR "/topology.json"
+
+/* The options every command takes, before or after its name (mrcctl --json deny ls, mrcctl
+ * deny ls --json): each level of the command line (mrcctl, mrcctl deny, mrcctl deny add)
+ * starts from what the level before it set. The strings are heap-owned. */
+typedef struct mrcctl_common {
+    char *topology, *controller, *token_file, *cacert;
+    bool json;
+} mrcctl_common;
 
 typedef struct mrcctl {
-    const char *topology; /* -t FILE, $MRCFAB_TOPOLOGY or the default */
-    bool json;
-    fab_topo *topo;
+    mrcctl_common opt;
+    const char *topology;   /* the file loaded: -t FILE, $MRCFAB_TOPOLOGY, the default, or a
+                             * command's FILE */
+    bool json;              /* --json */
     const char *controller; /* --controller URL, else $MRCFAB_CONTROLLER or the default */
-    const char *token_file; /* --token-file FILE */
+    const char *token_file; /* --token-file FILE (NULL: $MRCFAB_TOKEN, $MRCFAB_TOKEN_FILE) */
     const char *cacert;     /* --cacert FILE: the CAs an https controller's certificate chains to */
+    fab_topo *topo;
+    const util_cli *cli; /* the command running, whose --help a fault in its arguments names */
+    const char *cmd;     /* its words after "mrcctl " ("deny add"), for the controller's faults */
 } mrcctl;
+
+/* A command: a group of commands (mrcctl deny) or one that runs (mrcctl deny add). */
+typedef struct mrcctl_cmd mrcctl_cmd;
+struct mrcctl_cmd {
+    const char *name;
+    const char *alias;   /* another name it answers to ("list" for "ls"); NULL: none */
+    const char *summary; /* one line, for the listing of --help */
+    /* One that runs: its prog ("mrcctl deny add"), usage, about, operands and its own option
+     * tables (the common ones are added). NULL for a group, whose command line is made from
+     * its name, summary and commands. */
+    const util_cli *cli;
+    const mrcctl_cmd *subs; /* a group's commands, ended by a NULL name; NULL: one that runs */
+    /* Sets what its options start from that is known only at run time (NULL: nothing). */
+    void (*prepare)(void);
+    /* Runs it on its |operands| (borrowed); returns the exit code. */
+    int (*run)(mrcctl *c, int noperands, char **operands);
+};
+
+/* The commands (mrcctl_topo.c, mrcctl_routes.c, mrcctl_path.c, mrcctl_deny.c for deny, drain
+ * and undrain, mrcctl_health.c). */
+extern const mrcctl_cmd mrcctl_topo_cmd, mrcctl_routes_cmd, mrcctl_path_cmd, mrcctl_deny_cmd,
+    mrcctl_drain_cmd, mrcctl_undrain_cmd, mrcctl_health_cmd;
 
 /* Loads |path| (or c->topology) into c->topo; on failure prints the error and returns the
  * exit code. */
@@ -32,37 +71,14 @@ int mrcctl_load(mrcctl *c, const char *path);
  * Returns |code|. */
 int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* A fault in the running command's arguments, found after its options were parsed: one line
+ * 'mrcctl deny add: MESSAGE; see mrcctl deny add --help' on stderr (and with --json the
+ * error document). Returns 2. */
+int mrcctl_usage(mrcctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints |obj| (pretty, no slash escaping) to stdout and drops the reference. */
 void mrcctl_print_json(json_object *obj);
 /* The sink the library renders into: a FILE *. */
 int mrcctl_sink_file(void *user, const char *data, size_t datalen);
-/* Parses a common option (--json, -t/--topology, --controller, --token-file, --cacert) for
- * getopt_long loops; 1 if it was one. */
-int mrcctl_common_opt(mrcctl *c, int opt);
-
-/* An option of a subcommand: --|name| VALUE sets |*pvalue| (borrowed from argv; NULL when
- * not given), or with |pflag| a flag --|name| sets |*pflag| (false when not given). */
-typedef struct mrcctl_opt {
-    const char *name;
-    const char **pvalue;
-    bool *pflag;
-} mrcctl_opt;
-#define MRCCTL_OPTS_MAX 16
-/* Parses the options of a subcommand's |argv| (argv[0] is its name): the common ones and
- * |own| (at most MRCCTL_OPTS_MAX, ended by a NULL name). Leaves optind at the first operand.
- * An option that is not one of these, or lacks its value, is said in one line with |usage|.
- * Returns the exit code. */
-int mrcctl_parse_opts(mrcctl *c, int argc, char **argv, const mrcctl_opt *own, const char *usage);
-
-int mrcctl_topo(mrcctl *c, int argc, char **argv);
-int mrcctl_routes(mrcctl *c, int argc, char **argv);
-int mrcctl_path(mrcctl *c, int argc, char **argv);
-/* The controller's denylist over its REST API (mrcctl_deny.c). */
-int mrcctl_deny(mrcctl *c, int argc, char **argv);
-int mrcctl_drain(mrcctl *c, int argc, char **argv);
-int mrcctl_undrain(mrcctl *c, int argc, char **argv);
-/* The controller's view of link, switch and path health (mrcctl_health.c). */
-int mrcctl_health(mrcctl *c, int argc, char **argv);
 
 /* The controller's client (mrcctl_client.c). |method| on |path| (under the controller's URL:
  * --controller, $MRCFAB_CONTROLLER or MRCCTL_CONTROLLER; over https the certificate chains to
@@ -71,8 +87,9 @@ int mrcctl_health(mrcctl *c, int argc, char **argv);
  * |want|, with the answer's JSON in |*pdoc| (NULL for an empty body; |pdoc| may be NULL; the
  * caller drops it), or when it is |quiet| (a fault the caller takes as an answer: nothing
  * printed, |*pdoc| NULL); the status goes in |*pstatus| (may be NULL). Otherwise prints the
- * fault (a problem document's sentence and the status) and returns the exit code: 2 for no
- * token, a bad URL or a 4xx, 1 for a 5xx or a controller out of reach. */
+ * fault (a problem document's sentence, in mrcctl's words rather than the API's, and the
+ * status) and returns the exit code: 2 for no token, a bad URL or a 4xx, 1 for a 5xx or a
+ * controller out of reach. */
 int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object *body, int want,
                     int quiet, int *pstatus, json_object **pdoc);
 /* Appends "?key=value" (or "&key=value" after a query) to the NUL-terminated |dest|, the value
@@ -87,19 +104,5 @@ bool mrcctl_member_bool(json_object *o, const char *key);
 double mrcctl_member_double(json_object *o, const char *key);
 /* The width of a table's column: |w| or the length of |s|, whichever is more. */
 int mrcctl_width(int w, const char *s);
-
-/* The getopt values of the options every command takes. */
-#define MRCCTL_OPT_CONTROLLER 'C'
-#define MRCCTL_OPT_TOKEN_FILE 'K'
-#define MRCCTL_OPT_CACERT 'A'
-
-#define MRCCTL_COMMON_LONGOPTS                                                                     \
-    {"json", no_argument, NULL, 'J'}, {"topology", required_argument, NULL, 't'},                  \
-        {"controller", required_argument, NULL, MRCCTL_OPT_CONTROLLER},                            \
-        {"token-file", required_argument, NULL, MRCCTL_OPT_TOKEN_FILE},                            \
-        {"cacert", required_argument, NULL, MRCCTL_OPT_CACERT},                                    \
-    {                                                                                              \
-        "help", no_argument, NULL, 'h'                                                             \
-    }
 
 #endif

@@ -104,10 +104,88 @@ static void problem_text(const char *body, char *dest, size_t destlen)
     json_object_put(doc);
 }
 
+/* Replaces every |from| in the NUL-terminated |s| (of |size| bytes) with |to|, as far as it
+ * fits. */
+static void replace_all(char *s, size_t size, const char *from, const char *to)
+{
+    size_t flen = strlen(from), tlen = strlen(to);
+    for (char *p = strstr(s, from); p; p = strstr(p + tlen, from)) {
+        size_t rest = strlen(p + flen);
+        if ((size_t)(p - s) + tlen + rest + 1 > size) {
+            return;
+        }
+        memmove(p + tlen, p + flen, rest + 1);
+        memcpy(p, to, tlen);
+    }
+}
+
+/* The API's words in the controller's sentences (its query arguments, body members and
+ * headers) and what mrcctl's user typed for them. */
+static const struct {
+    const char *api, *cli;
+} words[] = {
+    {"force=true", "--force"},
+    {"query argument 'state'", "--state"},
+    {"query argument 'plane'", "--plane"},
+    {"query argument 'switch'", "--switch"},
+    {"query argument 'offset'", "--offset"},
+    {"query argument 'limit'", "--limit"},
+    {"scope must be 'both'", "--scope must be both (or left out)"},
+    {"'scope' must be", "--scope must be"},
+    {"'reason' must", "--reason must"},
+    {"'reason' is required", "--reason is required"},
+    {"window times must be", "--from and --to must be"},
+    {"a valid bearer token is needed (Authorization: Bearer TOKEN)",
+     "the controller takes no such token: give a valid one with --token-file FILE (or "
+     "$MRCFAB_TOKEN, $MRCFAB_TOKEN_FILE)"},
+};
+
+/* The controller's sentence |text| in the words of mrcctl's command line: a refused role names
+ * the command, not the API's method and path, and says what to do. */
+static void translate(const mrcctl *c, const char *method, const char *path, char *text,
+                      size_t textlen)
+{
+    char api[512], cli[160];
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        replace_all(text, textlen, words[i].api, words[i].cli);
+    }
+    snprintf(api, sizeof(api), "may not %s %.*s", method, (int)strcspn(path, "?"), path);
+    /* an operator's token is what --force takes beyond the command's own role */
+    snprintf(cli, sizeof(cli), "may not run mrcctl %s%s", c->cmd ? c->cmd : "this",
+             strstr(path, "force=true") ? " --force" : "");
+    if (strstr(text, api)) {
+        replace_all(text, textlen, api, cli);
+        size_t n = strlen(text);
+        snprintf(text + n, textlen - n,
+                 "; give a token of that role or a higher one with "
+                 "--token-file FILE");
+    }
+}
+
+/* |err| of util_http_request, which names the URL, without the URL's query (the API's words)
+ * and with what to do next where there is something to do. */
+static void reach_text(const char *url, const char *err, char *dest, size_t destlen)
+{
+    size_t qlen = strcspn(url, "?");
+    const char *hint = "";
+    if (url[qlen] && strncmp(err, url, strlen(url)) == 0) {
+        snprintf(dest, destlen, "%.*s%s", (int)qlen, url, err + strlen(url));
+    } else {
+        snprintf(dest, destlen, "%s", err);
+    }
+    if (strstr(err, "not trusted")) {
+        hint = "; give the CA certificate it chains to with --cacert FILE";
+    } else if (strstr(err, "refused") || strstr(err, "resolve")) {
+        hint = "; is it running there? --controller URL names another";
+    }
+    size_t n = strlen(dest);
+    snprintf(dest + n, destlen - n, "%s", hint);
+}
+
 int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object *body, int want,
                     int quiet, int *pstatus, json_object **pdoc)
 {
-    char base[1024], url[2048], err[512], text[512];
+    char base[1024], url[2048], err[512], text[1024];
     char *token = NULL, *answer = NULL;
     int status = 0, rv;
     if (pdoc) {
@@ -129,10 +207,12 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
         *pstatus = status;
     }
     if (rv == -EINVAL) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s", err);
+        reach_text(url, err, text, sizeof(text));
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s", text);
     }
     if (rv != 0) {
-        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach the controller: %s", err);
+        reach_text(url, err, text, sizeof(text));
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach the controller: %s", text);
     }
     if (status == want) {
         json_object *doc = NULL;
@@ -141,7 +221,9 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
             doc = json_tokener_parse(answer);
             if (!doc) {
                 rv = mrcctl_fail(c, MRCCTL_FAIL, NULL,
-                                 "the controller's answer to %s %s is not JSON", method, url);
+                                 "the controller at %s answered mrcctl %s with something that is "
+                                 "not JSON",
+                                 base, c->cmd ? c->cmd : "");
             }
         }
         if (pdoc) {
@@ -158,11 +240,13 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
     }
     if (status >= 400 && status <= 599) {
         problem_text(answer, text, sizeof(text));
+        translate(c, method, path, text, sizeof(text));
         rv = mrcctl_fail(c, status < 500 ? MRCCTL_BADINPUT : MRCCTL_FAIL, NULL, "%s (HTTP %d)",
                          text, status);
     } else {
-        rv = mrcctl_fail(c, MRCCTL_FAIL, NULL, "unexpected answer to %s %s (HTTP %d)", method, url,
-                         status);
+        rv = mrcctl_fail(c, MRCCTL_FAIL, NULL,
+                         "the controller at %s gave mrcctl %s an unexpected answer (HTTP %d)", base,
+                         c->cmd ? c->cmd : "", status);
     }
     free(answer);
     return rv;

@@ -3,7 +3,6 @@
  * faults: mrcctl_client.c). */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +15,11 @@
 
 /* The options of the commands that add an entry. */
 typedef struct deny_opts {
-    const char *reason, *scope, *from, *to;
+    char *reason, *scope, *from, *to;
     bool force; /* past the controller's capacity floor (operator) */
 } deny_opts;
+
+static deny_opts d;
 
 /* "START..END", or "-" without a window. */
 static void window_text(json_object *e, char *dest, size_t destlen)
@@ -100,68 +101,41 @@ static void print_removed(const char *element, const int64_t *ids, size_t n)
     mrcctl_print_json(doc);
 }
 
-/* Parses the options of |argv| (argv[0] is the verb); |allowed| lists the letters of the
- * deny_opts taken ('r' reason, 's' scope, 'f'/'o' from/to, 'F' force). Leaves optind at the first
- * operand. Returns the exit code. */
-static int parse_opts(mrcctl *c, int argc, char **argv, const char *allowed, const char *what,
-                      deny_opts *d)
+/* What the options say beyond their kinds and choices. Returns the exit code. */
+static int opts_valid(mrcctl *c)
 {
-    const mrcctl_opt all[] = {{"reason", &d->reason, NULL},
-                              {"scope", &d->scope, NULL},
-                              {"from", &d->from, NULL},
-                              {"to", &d->to, NULL},
-                              {"force", NULL, &d->force}};
-    mrcctl_opt own[sizeof(all) / sizeof(all[0]) + 1];
-    size_t n = 0;
-    memset(d, 0, sizeof(*d));
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strchr(allowed, "rsfoF"[i])) {
-            own[n++] = all[i];
-        }
+    if ((d.from != NULL) != (d.to != NULL)) {
+        return mrcctl_usage(c, "a window takes both --from TIME and --to TIME (RFC 3339 UTC)");
     }
-    own[n] = (mrcctl_opt){NULL, NULL, NULL};
-    int rv = mrcctl_parse_opts(c, argc, argv, own, what);
-    if (rv != MRCCTL_OK) {
-        return rv;
-    }
-    if ((d->from != NULL) != (d->to != NULL)) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "a window takes both --from TIME and --to TIME (RFC 3339 UTC)");
-    }
-    if (d->scope && strcmp(d->scope, "both") != 0 && strcmp(d->scope, "up") != 0 &&
-        strcmp(d->scope, "down") != 0) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "--scope must be both, up or down, not '%s'",
-                           d->scope);
-    }
-    if (d->reason && !d->reason[0]) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "--reason must not be empty");
+    if (d.reason && !d.reason[0]) {
+        return mrcctl_usage(c, "--reason must not be empty");
     }
     return MRCCTL_OK;
 }
 
 /* The body of an entry for |element|. */
-static json_object *entry_body(const char *element, const char *reason, const deny_opts *d)
+static json_object *entry_body(const char *element, const char *reason, const deny_opts *o)
 {
     json_object *body = json_object_new_object();
     json_object_object_add(body, "element", json_object_new_string(element));
     json_object_object_add(body, "reason", json_object_new_string(reason));
-    if (d->scope) {
-        json_object_object_add(body, "scope", json_object_new_string(d->scope));
+    if (o->scope) {
+        json_object_object_add(body, "scope", json_object_new_string(o->scope));
     }
-    if (d->from) {
+    if (o->from) {
         json_object *w = json_object_new_object();
-        json_object_object_add(w, "start", json_object_new_string(d->from));
-        json_object_object_add(w, "end", json_object_new_string(d->to));
+        json_object_object_add(w, "start", json_object_new_string(o->from));
+        json_object_object_add(w, "end", json_object_new_string(o->to));
         json_object_object_add(body, "window", w);
     }
     return body;
 }
 
 /* POSTs an entry for |element| and prints it. */
-static int add_entry(mrcctl *c, const char *element, const char *reason, const deny_opts *d)
+static int add_entry(mrcctl *c, const char *element, const char *reason)
 {
-    json_object *body = entry_body(element, reason, d), *entry;
-    int rv = mrcctl_api_call(c, "POST", d->force ? DENYLIST "?force=true" : DENYLIST, body, 201, 0,
+    json_object *body = entry_body(element, reason, &d), *entry;
+    int rv = mrcctl_api_call(c, "POST", d.force ? DENYLIST "?force=true" : DENYLIST, body, 201, 0,
                              NULL, &entry);
     json_object_put(body);
     if (rv != 0) {
@@ -198,18 +172,12 @@ static int get_list(mrcctl *c, json_object **pdoc)
     return MRCCTL_OK;
 }
 
-static int deny_ls(mrcctl *c, int argc, char **argv)
+static int deny_ls(mrcctl *c, int n, char **operands)
 {
-    deny_opts d;
     json_object *doc;
-    int rv = parse_opts(c, argc, argv, "", "mrcctl deny ls", &d);
-    if (rv != 0) {
-        return rv;
-    }
-    if (optind < argc) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'deny ls' takes no operand ('%s')",
-                           argv[optind]);
-    }
+    int rv;
+    (void)n;
+    (void)operands;
     if ((rv = get_list(c, &doc)) != 0) {
         return rv;
     }
@@ -222,23 +190,11 @@ static int deny_ls(mrcctl *c, int argc, char **argv)
     return MRCCTL_OK;
 }
 
-static int deny_add(mrcctl *c, int argc, char **argv)
+static int deny_add(mrcctl *c, int n, char **operands)
 {
-    static const char usage[] = "mrcctl deny add ELEMENT --reason TEXT [--scope both|up|down] "
-                                "[--from TIME --to TIME] [--force]";
-    deny_opts d;
-    int rv = parse_opts(c, argc, argv, "rsfoF", usage, &d);
-    if (rv != 0) {
-        return rv;
-    }
-    if (optind != argc - 1 || !d.reason) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: usage: %s",
-                           optind == argc      ? "no element"
-                           : optind < argc - 1 ? "one element only"
-                                               : "no --reason",
-                           usage);
-    }
-    return add_entry(c, argv[optind], d.reason, &d);
+    int rv = opts_valid(c);
+    (void)n;
+    return rv != 0 ? rv : add_entry(c, operands[0], d.reason);
 }
 
 /* An entry id: digits, at least 1. */
@@ -258,8 +214,9 @@ static bool parse_id(const char *s, int64_t *pid)
 }
 
 /* DELETEs entry |id|. With |gone_ok|, an entry already gone (404) is no fault: |*premoved|
- * says whether this call removed it. */
-static int remove_entry(mrcctl *c, int64_t id, bool gone_ok, bool *premoved)
+ * says whether this call removed it (|premoved| may be NULL), |*pstatus| the status (|pstatus|
+ * may be NULL). */
+static int remove_entry(mrcctl *c, int64_t id, bool gone_ok, bool *premoved, int *pstatus)
 {
     char path[64];
     int status = 0;
@@ -268,27 +225,30 @@ static int remove_entry(mrcctl *c, int64_t id, bool gone_ok, bool *premoved)
     if (premoved) {
         *premoved = rv == 0 && status == 204;
     }
+    if (pstatus) {
+        *pstatus = status;
+    }
     return rv;
 }
 
-static int deny_rm(mrcctl *c, int argc, char **argv)
+static int deny_rm(mrcctl *c, int n, char **operands)
 {
-    deny_opts d;
     int64_t id;
-    int rv = parse_opts(c, argc, argv, "", "mrcctl deny rm ID", &d);
-    if (rv != 0) {
+    int status = 0, rv;
+    (void)n;
+    if (!parse_id(operands[0], &id)) {
+        return mrcctl_usage(c,
+                            "'%s' is not an entry id (a whole number from 1; mrcctl deny ls "
+                            "lists them)",
+                            operands[0]);
+    }
+    if ((rv = remove_entry(c, id, true, NULL, &status)) != 0) {
         return rv;
     }
-    if (optind != argc - 1) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "usage: mrcctl deny rm ID (one entry id)");
-    }
-    if (!parse_id(argv[optind], &id)) {
+    if (status == 404) {
         return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "'%s' is not an entry id (a whole number from 1; see mrcctl deny ls)",
-                           argv[optind]);
-    }
-    if ((rv = remove_entry(c, id, false, NULL)) != 0) {
-        return rv;
+                           "there is no denylist entry %lld; mrcctl deny ls lists them (HTTP 404)",
+                           (long long)id);
     }
     if (c->json) {
         print_removed(NULL, &id, 1);
@@ -330,23 +290,17 @@ static void print_blast(const char *element, json_object *doc)
                        : "the controller would take it");
 }
 
-/* The dry run: the blast radius of an entry, nothing stored. Exit 1 when it would be
+/* The blast radius of an entry, nothing stored (the API's dry run). Exit 1 when it would be
  * refused, so that a script can ask before it drains. */
-static int deny_check(mrcctl *c, int argc, char **argv)
+static int deny_check(mrcctl *c, int n, char **operands)
 {
-    static const char usage[] =
-        "mrcctl deny check ELEMENT [--scope both|up|down] [--from TIME --to TIME] [--reason TEXT]";
-    deny_opts d;
     json_object *doc;
-    int rv = parse_opts(c, argc, argv, "rsfo", usage, &d);
+    int rv = opts_valid(c);
+    (void)n;
     if (rv != 0) {
         return rv;
     }
-    if (optind != argc - 1) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: usage: %s",
-                           optind == argc ? "no element" : "one element only", usage);
-    }
-    json_object *body = entry_body(argv[optind], d.reason ? d.reason : "check", &d);
+    json_object *body = entry_body(operands[0], d.reason ? d.reason : "check", &d);
     rv = mrcctl_api_call(c, "POST", DENYLIST "?dry_run=true", body, 200, 0, NULL, &doc);
     json_object_put(body);
     if (rv != 0) {
@@ -356,45 +310,19 @@ static int deny_check(mrcctl *c, int argc, char **argv)
     if (c->json) {
         mrcctl_print_json(doc);
     } else {
-        print_blast(argv[optind], doc);
+        print_blast(operands[0], doc);
         json_object_put(doc);
     }
     return refused ? MRCCTL_FAIL : MRCCTL_OK;
 }
 
-int mrcctl_deny(mrcctl *c, int argc, char **argv)
+static int run_drain(mrcctl *c, int n, char **operands)
 {
-    if (argc > 1 && strcmp(argv[1], "check") == 0) {
-        return deny_check(c, argc - 1, argv + 1);
-    }
-    if (argc > 1 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "list") == 0)) {
-        return deny_ls(c, argc - 1, argv + 1);
-    }
-    if (argc > 1 && strcmp(argv[1], "add") == 0) {
-        return deny_add(c, argc - 1, argv + 1);
-    }
-    if (argc > 1 && (strcmp(argv[1], "rm") == 0 || strcmp(argv[1], "remove") == 0)) {
-        return deny_rm(c, argc - 1, argv + 1);
-    }
-    return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                       "usage: mrcctl deny ls | add ELEMENT --reason TEXT [--scope both|up|down] "
-                       "[--from TIME --to TIME] [--force] | rm ID | check ELEMENT [--scope S] "
-                       "[--from TIME --to TIME]");
-}
-
-int mrcctl_drain(mrcctl *c, int argc, char **argv)
-{
-    static const char usage[] =
-        "mrcctl drain ELEMENT [--reason TEXT] [--from TIME --to TIME] [--force]";
-    deny_opts d;
     char reason[256];
-    int rv = parse_opts(c, argc, argv, "rfoF", usage, &d);
+    int rv = opts_valid(c);
+    (void)n;
     if (rv != 0) {
         return rv;
-    }
-    if (optind != argc - 1) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: usage: %s",
-                           optind == argc ? "no element" : "one element only", usage);
     }
     /* undrain finds the entry by its reason: keep it starting with "drain" */
     if (!d.reason) {
@@ -404,21 +332,15 @@ int mrcctl_drain(mrcctl *c, int argc, char **argv)
     } else {
         snprintf(reason, sizeof(reason), DRAIN ": %s", d.reason);
     }
-    return add_entry(c, argv[optind], reason, &d);
+    return add_entry(c, operands[0], reason);
 }
 
-int mrcctl_undrain(mrcctl *c, int argc, char **argv)
+static int run_undrain(mrcctl *c, int noperands, char **operands)
 {
-    deny_opts d;
     json_object *doc, *entries;
-    int rv = parse_opts(c, argc, argv, "", "mrcctl undrain ELEMENT", &d);
-    if (rv != 0) {
-        return rv;
-    }
-    if (optind != argc - 1) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "usage: mrcctl undrain ELEMENT");
-    }
-    const char *element = argv[optind];
+    const char *element = operands[0];
+    int rv;
+    (void)noperands;
     if ((rv = get_list(c, &doc)) != 0) {
         return rv;
     }
@@ -437,7 +359,7 @@ int mrcctl_undrain(mrcctl *c, int argc, char **argv)
     for (size_t i = 0; i < nids; i++) {
         bool removed;
         /* an entry removed meanwhile by someone else is no fault: it is undrained */
-        if ((rv = remove_entry(c, ids[i], true, &removed)) != 0) {
+        if ((rv = remove_entry(c, ids[i], true, &removed, NULL)) != 0) {
             if (nremoved > 0) {
                 fprintf(stderr, "mrcctl: %zu of %zu drain entries of %s were removed first\n",
                         nremoved, nids, element);
@@ -465,3 +387,132 @@ out:
     free(ids);
     return rv;
 }
+
+/* clang-format off */
+#define OPT_SCOPE {.name = "scope", .kind = UTIL_OPT_STR, .dest = &d.scope, .arg = "SCOPE", .choices = "both|up|down", .help = "which direction of a link or host port is denied (up: toward the T1, or from the host; default both)"}
+#define OPT_FROM {.name = "from", .kind = UTIL_OPT_STR, .dest = &d.from, .arg = "TIME", .help = "the start of a maintenance window (with --to)"}
+#define OPT_TO {.name = "to", .kind = UTIL_OPT_STR, .dest = &d.to, .arg = "TIME", .help = "its end"}
+#define OPT_FORCE {.name = "force", .kind = UTIL_OPT_BOOL, .dest = &d.force, .help = "add it even below the controller's capacity floor (an operator's token)"}
+static const util_opt add_opts[] = {
+    {.name = "reason", .kind = UTIL_OPT_STR, .dest = &d.reason, .arg = "TEXT", .required = true, .help = "why, for the audit log and mrcctl deny ls"},
+    OPT_SCOPE, OPT_FROM, OPT_TO, OPT_FORCE, UTIL_OPT_END,
+};
+static const util_opt check_opts[] = {
+    OPT_SCOPE, OPT_FROM, OPT_TO,
+    {.name = "reason", .kind = UTIL_OPT_STR, .dest = &d.reason, .arg = "TEXT", .help = "the reason the entry would have (default: check)"},
+    UTIL_OPT_END,
+};
+static const util_opt drain_opts[] = {
+    {.name = "reason", .kind = UTIL_OPT_STR, .dest = &d.reason, .arg = "TEXT", .help = "why: the entry's reason is 'drain: TEXT' (default: drain)"},
+    OPT_FROM, OPT_TO, OPT_FORCE, UTIL_OPT_END,
+};
+/* clang-format on */
+static const util_opt *const no_tables[] = {NULL};
+static const util_opt *const add_tables[] = {add_opts, NULL};
+static const util_opt *const check_tables[] = {check_opts, NULL};
+static const util_opt *const drain_tables[] = {drain_opts, NULL};
+
+#define ELEMENT_NOTE                                                                               \
+    "An ELEMENT is a switch (p3-t1-17), a host port (h12:3) or a T0-T1 link (p0-t0-1~p0-t1-3); "   \
+    "a\n"                                                                                          \
+    "TIME is RFC 3339 UTC (2026-12-01T02:00:00Z)."
+
+static const util_cli ls_cli = {
+    .prog = "mrcctl deny ls",
+    .usage = "mrcctl deny ls [OPTIONS]",
+    .about = "Lists the controller's denylist: each entry's id, element, scope, whether it is\n"
+             "active, its window, author and reason.",
+    .tables = no_tables,
+};
+static const util_cli add_cli = {
+    .prog = "mrcctl deny add",
+    .usage =
+        "mrcctl deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME]\n"
+        "                       [--force] [OPTIONS]",
+    .about = "Adds a denylist entry: the hosts stop using every path through ELEMENT (in its\n"
+             "window, if it has one). The controller refuses an entry that would cut a host pair\n"
+             "below its capacity floor unless --force is given (mrcctl deny check tells "
+             "first).\n" ELEMENT_NOTE,
+    .tables = add_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "ELEMENT",
+};
+static const util_cli rm_cli = {
+    .prog = "mrcctl deny rm",
+    .usage = "mrcctl deny rm ID [OPTIONS]",
+    .about = "Removes denylist entry ID (mrcctl deny ls lists them).",
+    .tables = no_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "ID",
+};
+static const util_cli check_cli = {
+    .prog = "mrcctl deny check",
+    .usage = "mrcctl deny check ELEMENT [--scope both|up|down] [--from TIME --to TIME]\n"
+             "                         [--reason TEXT] [OPTIONS]",
+    .about = "The blast radius of denying ELEMENT, nothing added: the host pairs that lose path\n"
+             "capacity, how much they keep, the hardest hit. Exit 1 if the controller would\n"
+             "refuse it (below its capacity floor; mrcctl deny add --force adds it "
+             "anyway).\n" ELEMENT_NOTE,
+    .tables = check_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "ELEMENT",
+};
+static const util_cli drain_cli = {
+    .prog = "mrcctl drain",
+    .usage = "mrcctl drain ELEMENT [--reason TEXT] [--from TIME --to TIME] [--force] [OPTIONS]",
+    .about =
+        "Denies ELEMENT with a reason starting 'drain' (mrcctl undrain removes it).\n" ELEMENT_NOTE,
+    .tables = drain_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "ELEMENT",
+};
+static const util_cli undrain_cli = {
+    .prog = "mrcctl undrain",
+    .usage = "mrcctl undrain ELEMENT [OPTIONS]",
+    .about = "Removes every denylist entry of ELEMENT whose reason starts with 'drain', and says\n"
+             "how many (exit 0 with nothing to undrain).",
+    .tables = no_tables,
+    .min_operands = 1,
+    .max_operands = 1,
+    .operands = "ELEMENT",
+};
+
+static const mrcctl_cmd deny_cmds[] = {
+    {.name = "ls",
+     .alias = "list",
+     .summary = "the denylist's entries",
+     .cli = &ls_cli,
+     .run = deny_ls},
+    {.name = "add",
+     .summary = "deny a switch, host port (h3:1) or link (A~B)",
+     .cli = &add_cli,
+     .run = deny_add},
+    {.name = "rm", .alias = "remove", .summary = "remove entry ID", .cli = &rm_cli, .run = deny_rm},
+    {.name = "check",
+     .summary = "the blast radius of denying an element; exit 1 if refused",
+     .cli = &check_cli,
+     .run = deny_check},
+    {.name = NULL},
+};
+
+const mrcctl_cmd mrcctl_deny_cmd = {
+    .name = "deny",
+    .summary = "Keeps the controller's denylist (mrc-controller, over its API).",
+    .subs = deny_cmds,
+};
+const mrcctl_cmd mrcctl_drain_cmd = {
+    .name = "drain",
+    .summary = "deny an element with a reason starting 'drain'",
+    .cli = &drain_cli,
+    .run = run_drain,
+};
+const mrcctl_cmd mrcctl_undrain_cmd = {
+    .name = "undrain",
+    .summary = "remove every entry of an element whose reason starts 'drain'",
+    .cli = &undrain_cli,
+    .run = run_undrain,
+};

@@ -3,7 +3,6 @@
  * API (the calls and their faults: mrcctl_client.c), as tables or, with --json, the API's
  * documents. */
 #include <ctype.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +12,18 @@
 
 #define HEALTH "/api/v1/health"
 /* the API's largest page: a switch's links fit in one (a T1 has radix of them) */
-#define PAGE_MAX "1000"
+#define PAGE_MAX 1000
 
-static const char *const states[] = {"ok", "degraded", "bad", "no_data"};
-
-/* The filters of the lists. */
+/* The filters of the lists: --state, --plane, --switch, --offset, --limit (NONE: not given). */
+#define NONE UINT64_MAX
 typedef struct filters {
-    const char *state, *plane, *sw, *offset, *limit;
+    char *state, *sw;
+    uint64_t plane, offset, limit;
 } filters;
 
-/* A whole number of at most 10 digits, as the API takes it. */
+static filters hf = {.plane = NONE, .offset = NONE, .limit = NONE};
+
+/* A whole number of at most 10 digits. */
 static bool is_count(const char *s)
 {
     size_t n = strspn(s, "0123456789");
@@ -31,29 +32,21 @@ static bool is_count(const char *s)
 
 static int check_filters(mrcctl *c, const filters *f)
 {
-    const struct {
-        const char *name, *value;
-    } counts[] = {{"plane", f->plane}, {"offset", f->offset}, {"limit", f->limit}};
-    if (f->state) {
-        bool known = false;
-        for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-            known |= strcmp(f->state, states[i]) == 0;
-        }
-        if (!known) {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                               "--state must be ok, degraded, bad or no_data, not '%s'", f->state);
-        }
-    }
-    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-        if (counts[i].value && !is_count(counts[i].value)) {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "--%s must be a whole number, not '%s'",
-                               counts[i].name, counts[i].value);
-        }
-    }
     if (f->sw && !f->sw[0]) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "--switch must name a switch");
+        return mrcctl_usage(c, "--switch must name a switch");
     }
     return MRCCTL_OK;
+}
+
+/* Appends |key|=|v| to the query unless |v| is NONE. */
+static int query_count(char *path, size_t pathlen, const char *key, uint64_t v)
+{
+    char text[24];
+    if (v == NONE) {
+        return 0;
+    }
+    snprintf(text, sizeof(text), "%" PRIu64, v);
+    return mrcctl_query_add(path, pathlen, key, text);
 }
 
 /* GETs HEALTH/|resource| with the filters as its query: a page {total, offset, items} into
@@ -64,10 +57,10 @@ static int get_page(mrcctl *c, const char *resource, const filters *f, json_obje
     json_object *items;
     snprintf(path, sizeof(path), HEALTH "/%s", resource);
     if (mrcctl_query_add(path, sizeof(path), "state", f->state) != 0 ||
-        mrcctl_query_add(path, sizeof(path), "plane", f->plane) != 0 ||
+        query_count(path, sizeof(path), "plane", f->plane) != 0 ||
         mrcctl_query_add(path, sizeof(path), "switch", f->sw) != 0 ||
-        mrcctl_query_add(path, sizeof(path), "offset", f->offset) != 0 ||
-        mrcctl_query_add(path, sizeof(path), "limit", f->limit) != 0) {
+        query_count(path, sizeof(path), "offset", f->offset) != 0 ||
+        query_count(path, sizeof(path), "limit", f->limit) != 0) {
         return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "the switch name is too long");
     }
     int rv = mrcctl_api_call(c, "GET", path, NULL, 200, 0, NULL, pdoc);
@@ -78,8 +71,10 @@ static int get_page(mrcctl *c, const char *resource, const filters *f, json_obje
         !json_object_is_type(items, json_type_array)) {
         json_object_put(*pdoc);
         *pdoc = NULL;
-        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "the controller's answer to GET %s has no items",
-                           path);
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL,
+                           "the controller's answer to mrcctl %s has no items (GET %s" HEALTH
+                           "/%s)",
+                           c->cmd, c->controller, resource);
     }
     return MRCCTL_OK;
 }
@@ -215,30 +210,13 @@ static void print_links(json_object *items)
     }
 }
 
-static const char links_usage[] = "mrcctl health links [--state ok|degraded|bad|no_data] "
-                                  "[--plane P] [--switch NAME] [--offset N] [--limit N]";
-static const char switch_usage[] =
-    "mrcctl health switch NAME | mrcctl health switch [--state ok|degraded|bad|no_data] "
-    "[--plane P] [--offset N] [--limit N]";
-static const char path_usage[] = "mrcctl health path HOST:PORT HOST:PORT (e.g. h3:1 h7:1)";
-
-static int health_links(mrcctl *c, int argc, char **argv)
+static int health_links(mrcctl *c, int n, char **operands)
 {
-    filters f;
     json_object *doc;
-    const mrcctl_opt own[] = {{"state", &f.state, NULL}, {"plane", &f.plane, NULL},
-                              {"switch", &f.sw, NULL},   {"offset", &f.offset, NULL},
-                              {"limit", &f.limit, NULL}, {NULL, NULL, NULL}};
-    int rv = mrcctl_parse_opts(c, argc, argv, own, links_usage);
-    if (rv != 0 || (rv = check_filters(c, &f)) != 0) {
-        return rv;
-    }
-    if (optind < argc) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "'health links' takes no operand ('%s'; a switch is --switch NAME)",
-                           argv[optind]);
-    }
-    if ((rv = get_page(c, "links", &f, &doc)) != 0) {
+    int rv = check_filters(c, &hf);
+    (void)n;
+    (void)operands;
+    if (rv != 0 || (rv = get_page(c, "links", &hf, &doc)) != 0) {
         return rv;
     }
     if (c->json) {
@@ -288,7 +266,7 @@ static void print_switches(json_object *items)
 /* One switch: its own state and its links by state, then (without --json) every link. */
 static int health_one_switch(mrcctl *c, const char *name)
 {
-    filters f = {.sw = name, .limit = PAGE_MAX};
+    filters f = {.sw = (char *)name, .plane = NONE, .offset = NONE, .limit = PAGE_MAX};
     json_object *doc, *links;
     char counts[160];
     int rv = get_page(c, "switches", &f, &doc);
@@ -298,7 +276,8 @@ static int health_one_switch(mrcctl *c, const char *name)
     json_object *items = items_of(doc), *sw = json_object_array_get_idx(items, 0);
     if (json_object_array_length(items) != 1 || strcmp(mrcctl_member(sw, "switch"), name) != 0) {
         json_object_put(doc);
-        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "the controller's answer does not hold switch %s",
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL,
+                           "the controller's answer to mrcctl %s does not hold switch %s", c->cmd,
                            name);
     }
     if (c->json) {
@@ -319,36 +298,24 @@ static int health_one_switch(mrcctl *c, const char *name)
     return MRCCTL_OK;
 }
 
-static int health_switch(mrcctl *c, int argc, char **argv)
+static int health_switch(mrcctl *c, int n, char **operands)
 {
-    filters f = {0};
     json_object *doc;
-    const mrcctl_opt own[] = {{"state", &f.state, NULL},
-                              {"plane", &f.plane, NULL},
-                              {"offset", &f.offset, NULL},
-                              {"limit", &f.limit, NULL},
-                              {NULL, NULL, NULL}};
-    int rv = mrcctl_parse_opts(c, argc, argv, own, switch_usage);
-    if (rv != 0 || (rv = check_filters(c, &f)) != 0) {
+    int rv = check_filters(c, &hf);
+    if (rv != 0) {
         return rv;
     }
-    if (optind < argc - 1) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "one switch only; usage: %s", switch_usage);
-    }
-    if (optind == argc - 1) {
-        if (f.state || f.plane || f.offset || f.limit) {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                               "a switch's NAME takes no filter (--state, --plane, --offset, "
-                               "--limit list the switches); usage: %s",
-                               switch_usage);
+    if (n == 1) {
+        if (hf.state || hf.plane != NONE || hf.offset != NONE || hf.limit != NONE) {
+            return mrcctl_usage(c, "a switch's NAME takes no filter (--state, --plane, --offset "
+                                   "and --limit list the switches)");
         }
-        if (!argv[optind][0]) {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "an empty switch name; usage: %s",
-                               switch_usage);
+        if (!operands[0][0]) {
+            return mrcctl_usage(c, "an empty switch NAME");
         }
-        return health_one_switch(c, argv[optind]);
+        return health_one_switch(c, operands[0]);
     }
-    if ((rv = get_page(c, "switches", &f, &doc)) != 0) {
+    if ((rv = get_page(c, "switches", &hf, &doc)) != 0) {
         return rv;
     }
     if (c->json) {
@@ -374,17 +341,15 @@ static int parse_end(mrcctl *c, const char *text, path_end *e)
     e->port = -1;
     if (hlen == 0 || hlen >= sizeof(e->host) || (colon && !is_count(colon + 1)) ||
         (colon && strlen(colon + 1) > 3)) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "'%s' is not a host port: want HOST:PORT (h3:1; the port is the "
-                           "plane) or a HOST; usage: %s",
-                           text, path_usage);
+        return mrcctl_usage(c,
+                            "'%s' is not a host port: want HOST:PORT (h3:1; the port is the "
+                            "plane) or a HOST",
+                            text);
     }
     for (size_t i = 0; i < hlen; i++) {
         if (isspace((unsigned char)text[i]) || text[i] == '~') {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                               "'%s' is not a host port: want HOST:PORT (h3:1) or a HOST; "
-                               "usage: %s",
-                               text, path_usage);
+            return mrcctl_usage(c, "'%s' is not a host port: want HOST:PORT (h3:1) or a HOST",
+                                text);
         }
     }
     memcpy(e->host, text, hlen);
@@ -477,29 +442,25 @@ static void print_path(json_object *doc, const char *from, const char *to, int p
     json_object_put(lossy);
 }
 
-static int health_path(mrcctl *c, int argc, char **argv)
+static int health_path(mrcctl *c, int n, char **operands)
 {
     path_end a, b;
     char path[512];
     json_object *doc, *evs;
-    int rv = mrcctl_parse_opts(c, argc, argv, NULL, path_usage);
-    if (rv != 0) {
-        return rv;
+    int rv;
+    if (n < 2) {
+        return mrcctl_usage(c, "%s",
+                            n == 0 ? "HOST:PORT HOST:PORT are missing"
+                                   : "the second HOST:PORT is missing");
     }
-    if (optind != argc - 2) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s; usage: %s",
-                           optind >= argc - 1 ? "two host ports" : "two host ports only",
-                           path_usage);
-    }
-    if ((rv = parse_end(c, argv[optind], &a)) != 0 ||
-        (rv = parse_end(c, argv[optind + 1], &b)) != 0) {
+    if ((rv = parse_end(c, operands[0], &a)) != 0 || (rv = parse_end(c, operands[1], &b)) != 0) {
         return rv;
     }
     if (a.port >= 0 && b.port >= 0 && a.port != b.port) {
         return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
                            "%s and %s are on different planes (%d and %d): a path stays in its "
                            "plane, so the ports must be the same",
-                           argv[optind], argv[optind + 1], a.port, b.port);
+                           operands[0], operands[1], a.port, b.port);
     }
     int plane = a.port >= 0 ? a.port : b.port;
     snprintf(path, sizeof(path), HEALTH "/path");
@@ -513,8 +474,10 @@ static int health_path(mrcctl *c, int argc, char **argv)
     if (!doc || !json_object_object_get_ex(doc, "evs", &evs) ||
         !json_object_is_type(evs, json_type_array)) {
         json_object_put(doc);
-        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "the controller's answer to GET %s has no evs",
-                           path);
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL,
+                           "the controller's answer to mrcctl %s has no evs (GET %s" HEALTH
+                           "/path)",
+                           c->cmd, c->controller);
     }
     if (plane >= 0 && keep_plane(doc, plane) == 0) {
         /* no EV in that plane: a port the hosts do not have, or one not cabled */
@@ -553,18 +516,72 @@ static int health_path(mrcctl *c, int argc, char **argv)
     return MRCCTL_OK;
 }
 
-int mrcctl_health(mrcctl *c, int argc, char **argv)
-{
-    if (argc > 1 && strcmp(argv[1], "links") == 0) {
-        return health_links(c, argc - 1, argv + 1);
-    }
-    if (argc > 1 && (strcmp(argv[1], "switch") == 0 || strcmp(argv[1], "switches") == 0)) {
-        return health_switch(c, argc - 1, argv + 1);
-    }
-    if (argc > 1 && strcmp(argv[1], "path") == 0) {
-        return health_path(c, argc - 1, argv + 1);
-    }
-    return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                       "usage: mrcctl health links [FILTERS] | switch [NAME] | path HOST:PORT "
-                       "HOST:PORT (mrcctl --help has the rest)");
-}
+/* clang-format off */
+#define OPT_STATE {.name = "state", .kind = UTIL_OPT_STR, .dest = &hf.state, .arg = "STATE", .choices = "ok|degraded|bad|no_data", .help = "only those in this state"}
+#define OPT_PLANE {.name = "plane", .kind = UTIL_OPT_UINT, .dest = &hf.plane, .arg = "P", .help = "only those of plane P"}
+#define OPT_OFFSET {.name = "offset", .kind = UTIL_OPT_UINT, .min = 0, .max = UINT32_MAX, .dest = &hf.offset, .help = "the page starts after the first N (default 0)"}
+#define OPT_LIMIT {.name = "limit", .kind = UTIL_OPT_UINT, .min = 1, .max = PAGE_MAX, .dest = &hf.limit, .help = "at most N on the page (default 100)"}
+static const util_opt links_opts[] = {
+    OPT_STATE, OPT_PLANE,
+    {.name = "switch", .kind = UTIL_OPT_STR, .dest = &hf.sw, .arg = "NAME", .help = "only the links of switch NAME"},
+    OPT_OFFSET, OPT_LIMIT, UTIL_OPT_END,
+};
+static const util_opt switch_opts[] = {OPT_STATE, OPT_PLANE, OPT_OFFSET, OPT_LIMIT, UTIL_OPT_END};
+/* clang-format on */
+static const util_opt *const no_tables[] = {NULL};
+static const util_opt *const links_tables[] = {links_opts, NULL};
+static const util_opt *const switch_tables[] = {switch_opts, NULL};
+
+static const util_cli links_cli = {
+    .prog = "mrcctl health links",
+    .usage = "mrcctl health links [--state STATE] [--plane P] [--switch NAME] [--offset N]\n"
+             "                           [--limit N] [OPTIONS]",
+    .about = "Lists the T0-T1 links (p0-t0-1~p0-t1-3) and NIC-T0 links (h3:1) with each\n"
+             "direction's state (up: toward the T1, or from the host), lost/sent, loss, reporters\n"
+             "and latest evidence, a page at a time (the last line says where the next starts).",
+    .tables = links_tables,
+};
+static const util_cli switch_cli = {
+    .prog = "mrcctl health switch",
+    .usage = "mrcctl health switch NAME [OPTIONS]\n"
+             "       mrcctl health switch [--state STATE] [--plane P] [--offset N] [--limit N]\n"
+             "                            [OPTIONS]",
+    .about = "One switch's own state and then every link of it; or, without NAME, the switches\n"
+             "with their links counted by state, a page at a time.",
+    .tables = switch_tables,
+    .max_operands = 1,
+    .operands = "NAME",
+};
+static const util_cli path_cli = {
+    .prog = "mrcctl health path",
+    .usage = "mrcctl health path HOST:PORT HOST:PORT [OPTIONS]",
+    .about = "Every EV between two host ports of one plane (the port is the plane; a bare HOST\n"
+             "takes every plane), one a line with its T1, EV and state and each hop's state, then\n"
+             "the lossy links on them per direction. For example: mrcctl health path h3:1 h7:1.",
+    .tables = no_tables,
+    .max_operands = 2,
+    .operands = "HOST:PORT HOST:PORT",
+};
+
+static const mrcctl_cmd health_cmds[] = {
+    {.name = "links",
+     .summary = "T0-T1 and NIC-T0 links with their health per direction",
+     .cli = &links_cli,
+     .run = health_links},
+    {.name = "switch",
+     .alias = "switches",
+     .summary = "one switch's health and its links, or the switches'",
+     .cli = &switch_cli,
+     .run = health_switch},
+    {.name = "path",
+     .summary = "every EV between two host ports, hop by hop",
+     .cli = &path_cli,
+     .run = health_path},
+    {.name = NULL},
+};
+
+const mrcctl_cmd mrcctl_health_cmd = {
+    .name = "health",
+    .summary = "Shows the controller's view of the fabric's health (any role reads it).",
+    .subs = health_cmds,
+};

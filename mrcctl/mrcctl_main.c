@@ -1,75 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /* mrcctl: validate and expand topologies, render and install switch tables, show paths, keep
  * the controller's denylist and show its view of the fabric's health. */
-#include <assert.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mrcctl.h"
 #include "util.h"
 
-#define DEFAULT_TOPOLOGY "/etc/mrcfab/topology.json"
+/* the common options, and at most this many tables of a command's own */
+#define OWN_TABLES_MAX 4
+#define NCOMMON 6
 
-static const char usage[] =
-    "usage: mrcctl [-t FILE] [--controller URL] [--token-file FILE] [--cacert FILE] [--json]\n"
-    "              COMMAND ...\n"
-    "\n"
-    "  topo validate [FILE]          check a topology file (exit 2 and the JSON path if bad)\n"
-    "  topo expand [FILE] [--out F]  write the explicit form: every switch, host and cable\n"
-    "  topo cables [FILE]            list every cable with its interface names\n"
-    "  topo hosts [FILE]             list every host port with its addresses and gateway\n"
-    "  topo switches [FILE]          list every switch with its uSID and SID device\n"
-    "  routes render (--switch NAME | --all) [--format json|iproute2|sonic|frr] [--out DIR]\n"
-    "  routes install --switch NAME [--netns NS] [--dry-run]\n"
-    "                                reconcile a Linux switch with its table over netlink\n"
-    "  path --from HOST:PORT --to HOST:PORT [--ev EV]\n"
-    "                                the hops and outer address of each EV\n"
-    "\n"
-    "  on the controller (mrc-controller):\n"
-    "  deny ls                       the denylist's entries\n"
-    "  deny add ELEMENT --reason TEXT [--scope both|up|down] [--from TIME --to TIME] [--force]\n"
-    "                                deny a switch, host port (h3:1) or link (A~B)\n"
-    "  deny rm ID                    remove entry ID\n"
-    "  deny check ELEMENT [--scope S] [--from TIME --to TIME]\n"
-    "                                the blast radius of denying ELEMENT; exit 1 if the\n"
-    "                                controller would refuse it (below its capacity floor)\n"
-    "  drain ELEMENT [--reason TEXT] [--from TIME --to TIME] [--force]\n"
-    "                                deny ELEMENT with a reason starting 'drain'\n"
-    "  undrain ELEMENT               remove every entry of ELEMENT whose reason starts 'drain'\n"
-    "                                (TIME is RFC 3339 UTC: 2026-12-01T02:00:00Z)\n"
-    "  health links [--state STATE] [--plane P] [--switch NAME] [--offset N] [--limit N]\n"
-    "                                T0-T1 and NIC-T0 links with their health per direction\n"
-    "  health switch [NAME] [--state STATE] [--plane P] [--offset N] [--limit N]\n"
-    "                                one switch's health and its links, or the switches'\n"
-    "  health path HOST:PORT HOST:PORT\n"
-    "                                every EV between two host ports, hop by hop\n"
-    "                                (STATE is ok, degraded, bad or no_data)\n"
-    "\n"
-    "  -t, --topology FILE  topology file (default $MRCFAB_TOPOLOGY, else " DEFAULT_TOPOLOGY ")\n"
-    "  --controller URL     the controller's URL (default $MRCFAB_CONTROLLER, else\n"
-    "                       " MRCCTL_CONTROLLER ")\n"
-    "  --token-file FILE    the bearer token is FILE's first word (default $MRCFAB_TOKEN,\n"
-    "                       else the first word of $MRCFAB_TOKEN_FILE)\n"
-    "  --cacert FILE        PEM CA certificates an https controller's certificate must chain\n"
-    "                       to (default $MRCFAB_CACERT, else the system's)\n"
-    "  --json               machine-readable output (schemas in schemas/mrcctl/)\n"
-    "\n"
-    "exit status: 0 done, 1 the system failed, 2 bad input\n";
+static const mrcctl_cmd *const commands[] = {
+    &mrcctl_topo_cmd,  &mrcctl_routes_cmd,  &mrcctl_path_cmd,   &mrcctl_deny_cmd,
+    &mrcctl_drain_cmd, &mrcctl_undrain_cmd, &mrcctl_health_cmd, NULL,
+};
 
-int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
+static const char about[] =
+    "The operator's command line of the fabric: checks and expands topology files, renders the\n"
+    "switches' tables and installs them over netlink, shows the path of each EV, keeps the\n"
+    "controller's denylist and shows its view of the fabric's health.";
+
+static const char epilogue[] =
+    "\nThe options above go before or after the command (mrcctl --json deny ls, or mrcctl deny\n"
+    "ls --json); each command also has its own.\n"
+    "\n"
+    "environment:\n"
+    "  MRCFAB_TOPOLOGY            the topology file when -t gives none\n"
+    "  MRCFAB_CONTROLLER          the controller when --controller gives none\n"
+    "  MRCFAB_TOKEN               the bearer token itself, when --token-file gives none\n"
+    "  MRCFAB_TOKEN_FILE          else a file whose first word is the token\n"
+    "  MRCFAB_CACERT              the CA certificates when --cacert gives none\n";
+
+static void say(mrcctl *c, int code, const char *prog, const char *jpath, const char *msg)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     if (jpath && jpath[0]) {
-        fprintf(stderr, "mrcctl: %s: %s\n", jpath, msg);
+        fprintf(stderr, "%s: %s: %s\n", prog, jpath, msg);
     } else {
-        fprintf(stderr, "mrcctl: %s\n", msg);
+        fprintf(stderr, "%s: %s\n", prog, msg);
     }
     if (c->json) {
         json_object *err = json_object_new_object();
@@ -82,7 +53,31 @@ int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
         json_object_object_add(doc, "error", err);
         mrcctl_print_json(doc);
     }
+}
+
+int mrcctl_fail(mrcctl *c, int code, const char *jpath, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    say(c, code, "mrcctl", jpath, msg);
     return code;
+}
+
+int mrcctl_usage(mrcctl *c, const char *fmt, ...)
+{
+    char msg[1024], line[1200];
+    const char *prog = c->cli ? c->cli->prog : "mrcctl";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* the same line as util_cli_fail's */
+    snprintf(line, sizeof(line), "%s; see %s --help", msg, prog);
+    say(c, MRCCTL_BADINPUT, prog, NULL, line);
+    return MRCCTL_BADINPUT;
 }
 
 void mrcctl_print_json(json_object *obj)
@@ -97,79 +92,6 @@ void mrcctl_print_json(json_object *obj)
 int mrcctl_sink_file(void *user, const char *data, size_t datalen)
 {
     return fwrite(data, 1, datalen, (FILE *)user) == datalen ? 0 : -1;
-}
-
-int mrcctl_common_opt(mrcctl *c, int opt)
-{
-    switch (opt) {
-    case 'J':
-        c->json = true;
-        return 1;
-    case 't':
-        c->topology = optarg;
-        return 1;
-    case MRCCTL_OPT_CONTROLLER:
-        c->controller = optarg;
-        return 1;
-    case MRCCTL_OPT_TOKEN_FILE:
-        c->token_file = optarg;
-        return 1;
-    case MRCCTL_OPT_CACERT:
-        c->cacert = optarg;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-int mrcctl_parse_opts(mrcctl *c, int argc, char **argv, const mrcctl_opt *own, const char *usage)
-{
-    static const struct option common[] = {MRCCTL_COMMON_LONGOPTS};
-    enum { NCOMMON = sizeof(common) / sizeof(common[0]), OWN = 256 };
-    struct option opts[NCOMMON + MRCCTL_OPTS_MAX + 1];
-    size_t n = 0, nown = 0;
-    int opt, rv = MRCCTL_OK, li = -1;
-    for (size_t i = 0; i < NCOMMON; i++) {
-        opts[n++] = common[i];
-    }
-    for (; own && own[nown].name; nown++) {
-        assert(nown < MRCCTL_OPTS_MAX);
-        bool flag = own[nown].pflag != NULL;
-        opts[n++] = (struct option){own[nown].name, flag ? no_argument : required_argument, NULL,
-                                    OWN + (int)nown};
-        if (flag) {
-            *own[nown].pflag = false;
-        } else {
-            *own[nown].pvalue = NULL;
-        }
-    }
-    opts[n] = (struct option){NULL, 0, NULL, 0};
-    optind = 0;
-    opterr = 0; /* the faults are said below, in one line */
-    while (rv == MRCCTL_OK && (opt = getopt_long(argc, argv, ":t:", opts, &li)) != -1) {
-        char name[64];
-        if (li >= 0) {
-            snprintf(name, sizeof(name), "--%s", opts[li].name);
-        } else if (opt == '?' && optopt && optopt < OWN) {
-            snprintf(name, sizeof(name), "-%c", optopt);
-        } else {
-            snprintf(name, sizeof(name), "%s", optind > 0 ? argv[optind - 1] : "");
-        }
-        li = -1;
-        if (opt == ':') {
-            rv =
-                mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' takes a value; usage: %s", name, usage);
-        } else if (opt >= OWN && opt < OWN + (int)nown && own[opt - OWN].pflag) {
-            *own[opt - OWN].pflag = true;
-        } else if (opt >= OWN && opt < OWN + (int)nown) {
-            *own[opt - OWN].pvalue = optarg;
-        } else if (opt == '?' || !mrcctl_common_opt(c, opt)) {
-            rv = mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                             "'%s' is no option of this command; usage: %s", name, usage);
-        }
-    }
-    opterr = 1;
-    return rv;
 }
 
 int mrcctl_load(mrcctl *c, const char *path)
@@ -189,50 +111,254 @@ int mrcctl_load(mrcctl *c, const char *path)
     return MRCCTL_OK;
 }
 
-int main(int argc, char **argv)
+/* The common options into |t| (NCOMMON entries), stored in |dest|, each starting from what
+ * |from| holds: the level before, or at the top the environment and the defaults. */
+static void common_table(util_opt *t, mrcctl_common *dest, const mrcctl_common *from)
 {
-    static const struct option opts[] = {MRCCTL_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
-    mrcctl c = {.topology = getenv("MRCFAB_TOPOLOGY")};
-    int opt, rv;
-    util_log_init("mrcctl", stderr);
-    if (!c.topology || !c.topology[0]) {
-        c.topology = DEFAULT_TOPOLOGY;
+    /* clang-format off */
+    const util_opt opts[NCOMMON] = {
+        UTIL_OPT_TOPOLOGY(&dest->topology, false),
+        UTIL_OPT_CONTROLLER(&dest->controller),
+        UTIL_OPT_TOKEN_FILE(&dest->token_file),
+        UTIL_OPT_CACERT(&dest->cacert),
+        {.name = "json", .kind = UTIL_OPT_BOOL, .dest = &dest->json, .help = "print JSON instead of text (each output's schema is in schemas/mrcctl/)"},
+        UTIL_OPT_END,
+    };
+    /* clang-format on */
+    memcpy(t, opts, sizeof(opts));
+    t[0].def = from->topology;
+    t[1].def = from->controller;
+    t[2].def = from->token_file;
+    /* --cacert's help already says the default is the system's; $MRCFAB_CACERT is read later */
+    t[3].def = from->cacert;
+    dest->json = from->json; /* a flag without a default keeps what it holds */
+}
+
+/* Whether the arguments of a level ask for --json (the last of --json and --no-json before a
+ * "--" wins; |json| when neither is given). */
+static bool wants_json(int argc, char **argv, bool json)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--json=true") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--no-json") == 0 || strcmp(argv[i], "--json=false") == 0) {
+            json = false;
+        }
     }
-    while ((opt = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
-        if (mrcctl_common_opt(&c, opt)) {
+    return json;
+}
+
+/* util_cli_parse, and with --json its fault also as an error document on stdout: util_cli_parse
+ * says a fault on stderr only, so what it writes there is caught (a file, never a pipe that
+ * could fill) and passed on, and its last line is the document's message. */
+static int parse_level(mrcctl *c, const util_cli *cli, int argc, char **argv, int *pn, char ***pops)
+{
+    FILE *cap = wants_json(argc, argv, c->json) ? tmpfile() : NULL;
+    int saved = -1, rv;
+    if (cap) {
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        if (saved < 0 || dup2(fileno(cap), STDERR_FILENO) < 0) {
+            if (saved >= 0) {
+                close(saved);
+            }
+            fclose(cap);
+            cap = NULL;
+        }
+    }
+    rv = util_cli_parse(cli, argc, argv, pn, pops);
+    if (!cap) {
+        return rv;
+    }
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    char text[4096];
+    rewind(cap);
+    size_t len = fread(text, 1, sizeof(text) - 1, cap);
+    fclose(cap);
+    text[len] = '\0';
+    fputs(text, stderr);
+    if (rv == UTIL_EXIT_USAGE && len > 0) {
+        while (len > 0 && text[len - 1] == '\n') {
+            text[--len] = '\0';
+        }
+        char *line = strrchr(text, '\n');
+        line = line ? line + 1 : text;
+        size_t plen = strlen(cli->prog);
+        if (strncmp(line, cli->prog, plen) == 0 && strncmp(line + plen, ": ", 2) == 0) {
+            line += plen + 2;
+        }
+        json_object *err = json_object_new_object(), *doc = json_object_new_object();
+        json_object_object_add(err, "code", json_object_new_int(UTIL_EXIT_USAGE));
+        json_object_object_add(err, "message", json_object_new_string(line));
+        json_object_object_add(doc, "error", err);
+        mrcctl_print_json(doc);
+    }
+    return rv;
+}
+
+static void common_free(mrcctl_common *o)
+{
+    free(o->topology);
+    free(o->controller);
+    free(o->token_file);
+    free(o->cacert);
+    memset(o, 0, sizeof(*o));
+}
+
+/* What the level parsed becomes what the commands read. */
+static void common_take(mrcctl *c, mrcctl_common *next)
+{
+    common_free(&c->opt);
+    c->opt = *next;
+    memset(next, 0, sizeof(*next));
+    c->topology = c->opt.topology;
+    c->controller = c->opt.controller;
+    c->token_file = c->opt.token_file;
+    c->cacert = c->opt.cacert;
+    c->json = c->opt.json;
+}
+
+static const mrcctl_cmd *find_cmd(const mrcctl_cmd *const *list, const char *name)
+{
+    for (; *list; list++) {
+        if (strcmp((*list)->name, name) == 0 || ((*list)->alias && !strcmp((*list)->alias, name))) {
+            return *list;
+        }
+    }
+    return NULL;
+}
+
+/* The commands of a group for its --help: each with its words after |prefix| and its summary;
+ * a group in the list is shown as its commands. */
+static void list_cmds(char *dest, size_t destlen, const mrcctl_cmd *const *list, const char *prefix)
+{
+    size_t n = strlen(dest);
+    for (; *list && n < destlen; list++) {
+        const mrcctl_cmd *cmd = *list;
+        char words[64];
+        if (cmd->subs) {
+            const mrcctl_cmd *subs[16];
+            size_t k = 0;
+            for (const mrcctl_cmd *s = cmd->subs; s->name && k < 15; s++) {
+                subs[k++] = s;
+            }
+            subs[k] = NULL;
+            snprintf(words, sizeof(words), "%s%s ", prefix, cmd->name);
+            list_cmds(dest, destlen, subs, words);
+            n = strlen(dest);
             continue;
         }
-        fputs(usage, opt == 'h' ? stdout : stderr);
-        return opt == 'h' ? MRCCTL_OK : MRCCTL_BADINPUT;
+        snprintf(words, sizeof(words), "%s%s", prefix, cmd->name);
+        n += (size_t)snprintf(dest + n, destlen - n, "  %-17s %s\n", words, cmd->summary);
     }
-    argc -= optind;
-    argv += optind;
-    if (argc < 1) {
-        fputs(usage, stderr);
-        return MRCCTL_BADINPUT;
-    }
-    optind = 0; /* a fresh getopt scan for the subcommand, which sees argv[0] as its name */
-    if (strcmp(argv[0], "topo") == 0) {
-        rv = mrcctl_topo(&c, argc, argv);
-    } else if (strcmp(argv[0], "routes") == 0) {
-        rv = mrcctl_routes(&c, argc, argv);
-    } else if (strcmp(argv[0], "path") == 0) {
-        rv = mrcctl_path(&c, argc, argv);
-    } else if (strcmp(argv[0], "deny") == 0) {
-        rv = mrcctl_deny(&c, argc, argv);
-    } else if (strcmp(argv[0], "drain") == 0) {
-        rv = mrcctl_drain(&c, argc, argv);
-    } else if (strcmp(argv[0], "undrain") == 0) {
-        rv = mrcctl_undrain(&c, argc, argv);
-    } else if (strcmp(argv[0], "health") == 0) {
-        rv = mrcctl_health(&c, argc, argv);
-    } else if (strcmp(argv[0], "help") == 0) {
-        fputs(usage, stdout);
-        rv = MRCCTL_OK;
+}
+
+/* One level of the command line: |cmd|'s options and operands in argv[1..argc-1] (argv[0] is
+ * its name), then the command of a group, or the command itself. */
+static int run_level(mrcctl *c, const mrcctl_cmd *cmd, const mrcctl_cmd *const *subs,
+                     const char *prog, int argc, char **argv)
+{
+    util_opt common[NCOMMON];
+    const util_opt *tables[OWN_TABLES_MAX + 2];
+    mrcctl_common next = {0};
+    util_cli cli;
+    char usage[160], more[4096] = "", header[160];
+    char **operands = NULL;
+    int n = 0, rv;
+    size_t nt = 0;
+
+    if (subs) {
+        snprintf(usage, sizeof(usage), "%s [OPTIONS] COMMAND [ARGS]", prog);
+        snprintf(header, sizeof(header), "\ncommands (%s COMMAND --help tells more):\n", prog);
+        snprintf(more, sizeof(more), "%s", header);
+        list_cmds(more, sizeof(more), subs, "");
+        if (!cmd) {
+            snprintf(more + strlen(more), sizeof(more) - strlen(more), "%s", epilogue);
+        }
+        cli = (util_cli){
+            .prog = prog,
+            .usage = usage,
+            .about = cmd ? cmd->summary : about,
+            .stop_at_operand = true,
+            .min_operands = 1,
+            .max_operands = UINT32_MAX,
+            .operands = "COMMAND",
+            .more = more + 1, /* util_cli_help puts a blank line before it */
+        };
     } else {
-        rv = mrcctl_fail(&c, MRCCTL_BADINPUT, NULL, "unknown command '%s' (try mrcctl --help)",
-                         argv[0]);
+        cli = *cmd->cli;
+        for (const util_opt *const *t = cmd->cli->tables; t && *t && nt < OWN_TABLES_MAX; t++) {
+            tables[nt++] = *t;
+        }
     }
+    common_table(common, &next, &c->opt);
+    tables[nt++] = common;
+    tables[nt] = NULL;
+    cli.tables = tables;
+    if (cmd && cmd->prepare) {
+        cmd->prepare();
+    }
+    rv = parse_level(c, &cli, argc, argv, &n, &operands);
+    if (rv != UTIL_CLI_RUN) {
+        util_opt_free(common);
+        return rv;
+    }
+    common_take(c, &next);
+    if (!subs) {
+        c->cli = &cli;
+        c->cmd = strncmp(cli.prog, "mrcctl ", 7) == 0 ? cli.prog + 7 : cli.prog;
+        rv = cmd->run(c, n, operands);
+        c->cli = NULL;
+        free(operands);
+        return rv;
+    }
+    const mrcctl_cmd *sub = find_cmd(subs, operands[0]);
+    char subprog[96];
+    if (!sub && !cmd && strcmp(operands[0], "help") == 0) {
+        /* mrcctl help [COMMAND...]: that command's --help */
+        char **args = util_xcalloc((size_t)n + 3, sizeof(*args));
+        memcpy(args, operands, (size_t)n * sizeof(*args));
+        args[0] = (char *)prog;
+        args[n] = "--help";
+        rv = run_level(c, NULL, subs, prog, n + 1, args);
+        free(args);
+        free(operands);
+        return rv;
+    }
+    if (!sub) {
+        c->cli = &cli;
+        rv = mrcctl_usage(c, "no command '%s'", operands[0]);
+        c->cli = NULL;
+        free(operands);
+        return rv;
+    }
+    snprintf(subprog, sizeof(subprog), "%s %s", prog, sub->name);
+    if (sub->subs) {
+        const mrcctl_cmd *list[16];
+        size_t k = 0;
+        for (const mrcctl_cmd *s = sub->subs; s->name && k < 15; s++) {
+            list[k++] = s;
+        }
+        list[k] = NULL;
+        rv = run_level(c, sub, list, subprog, n, operands);
+    } else {
+        rv = run_level(c, sub, NULL, subprog, n, operands);
+    }
+    free(operands);
+    return rv;
+}
+
+int main(int argc, char **argv)
+{
+    mrcctl c = {0};
+    const char *topo = getenv("MRCFAB_TOPOLOGY"), *ctl = getenv("MRCFAB_CONTROLLER");
+    util_log_init("mrcctl", stderr);
+    c.opt.topology = util_xstrdup(topo && topo[0] ? topo : MRCCTL_TOPOLOGY);
+    c.opt.controller = util_xstrdup(ctl && ctl[0] ? ctl : MRCCTL_CONTROLLER);
+    int rv = run_level(&c, NULL, commands, "mrcctl", argc, argv);
     fab_topo_free(c.topo);
+    common_free(&c.opt);
     return rv;
 }

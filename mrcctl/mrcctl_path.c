@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* mrcctl path: the hops and outer destination address of each EV between two host ports. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,41 +60,23 @@ static json_object *path_json(const fab_topo *topo, const fab_path *p, const cha
     return o;
 }
 
-int mrcctl_path(mrcctl *c, int argc, char **argv)
+static struct {
+    char *from, *to, *ev;
+} po; /* --from, --to, --ev */
+
+static int run_path(mrcctl *c, int noperands, char **operands)
 {
-    static const struct option opts[] = {MRCCTL_COMMON_LONGOPTS,
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 'o'},
-                                         {"ev", required_argument, NULL, 'e'},
-                                         {NULL, 0, NULL, 0}};
-    const char *from = NULL, *to = NULL, *evtext = NULL;
-    int opt, rv;
-    optind = 0;
-    while ((opt = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
-        if (mrcctl_common_opt(c, opt)) {
-            continue;
-        }
-        if (opt == 'f') {
-            from = optarg;
-        } else if (opt == 'o') {
-            to = optarg;
-        } else if (opt == 'e') {
-            evtext = optarg;
-        } else {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "bad option for 'path'");
-        }
-    }
-    if (!from || !to || optind < argc) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "usage: mrcctl path --from HOST:PORT --to HOST:PORT [--ev EV]");
-    }
+    const char *from = po.from, *to = po.to, *evtext = po.ev;
+    int rv;
+    (void)noperands;
+    (void)operands;
     uint32_t ev = 0;
     if (evtext) {
         char *end;
         unsigned long long v = strtoull(evtext, &end, 0);
         if (*end != '\0' || end == evtext || evtext[0] == '-' || v > UINT32_MAX) {
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                               "'%s' is not an EV (a 32-bit number, decimal or 0x hex)", evtext);
+            return mrcctl_usage(c, "--ev %s is not an EV (a 32-bit number, decimal or 0x hex)",
+                                evtext);
         }
         ev = (uint32_t)v;
     }
@@ -106,11 +87,15 @@ int mrcctl_path(mrcctl *c, int argc, char **argv)
     uint32_t src, dst;
     unsigned sport, dport;
     if (fab_hostport_parse(topo, from, &src, &sport) != 0) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' is not a host port (HOST:PORT) of %s",
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
+                           "'%s' is not a host port (HOST:PORT) of %s (mrcctl topo hosts lists "
+                           "them)",
                            from, c->topology);
     }
     if (fab_hostport_parse(topo, to, &dst, &dport) != 0) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "'%s' is not a host port (HOST:PORT) of %s",
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
+                           "'%s' is not a host port (HOST:PORT) of %s (mrcctl topo hosts lists "
+                           "them)",
                            to, c->topology);
     }
     if (sport != dport || src == dst) {
@@ -157,3 +142,28 @@ out:
     free(paths);
     return rv;
 }
+
+/* clang-format off */
+static const util_opt path_opts[] = {
+    {.name = "from", .kind = UTIL_OPT_STR, .dest = &po.from, .arg = "HOST:PORT", .required = true, .help = "the sending host port (the port is the plane)"},
+    {.name = "to", .kind = UTIL_OPT_STR, .dest = &po.to, .arg = "HOST:PORT", .required = true, .help = "the receiving host port, of the same plane"},
+    {.name = "ev", .kind = UTIL_OPT_STR, .dest = &po.ev, .arg = "EV", .help = "only the path of this EV (decimal or 0x hex; default: every EV)"},
+    UTIL_OPT_END,
+};
+/* clang-format on */
+static const util_opt *const path_tables[] = {path_opts, NULL};
+
+static const util_cli path_cli = {
+    .prog = "mrcctl path",
+    .usage = "mrcctl path --from HOST:PORT --to HOST:PORT [--ev EV] [OPTIONS]",
+    .about = "Lists each EV between two host ports of one plane of the topology (-t FILE): its\n"
+             "T1, its outer destination address and its hops.",
+    .tables = path_tables,
+};
+
+const mrcctl_cmd mrcctl_path_cmd = {
+    .name = "path",
+    .summary = "the hops and outer address of each EV between two host ports",
+    .cli = &path_cli,
+    .run = run_path,
+};

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* mrcctl routes: render switch tables in four formats, and install them over netlink. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,58 +11,15 @@
 #include "util.h"
 
 typedef struct routes_opts {
-    const char *sw;
-    const char *fmt;
-    const char *out;
-    const char *netns;
+    char *sw;
+    char *fmt;
+    char *out;
+    char *netns;
     bool all;
     bool dry_run;
 } routes_opts;
 
-static int parse_opts(mrcctl *c, int argc, char **argv, routes_opts *o)
-{
-    static const struct option opts[] = {MRCCTL_COMMON_LONGOPTS,
-                                         {"switch", required_argument, NULL, 's'},
-                                         {"all", no_argument, NULL, 'a'},
-                                         {"format", required_argument, NULL, 'f'},
-                                         {"out", required_argument, NULL, 'o'},
-                                         {"netns", required_argument, NULL, 'n'},
-                                         {"dry-run", no_argument, NULL, 'd'},
-                                         {NULL, 0, NULL, 0}};
-    int opt;
-    optind = 0;
-    while ((opt = getopt_long(argc, argv, "t:s:af:o:n:d", opts, NULL)) != -1) {
-        if (mrcctl_common_opt(c, opt)) {
-            continue;
-        }
-        switch (opt) {
-        case 's':
-            o->sw = optarg;
-            break;
-        case 'a':
-            o->all = true;
-            break;
-        case 'f':
-            o->fmt = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'n':
-            o->netns = optarg;
-            break;
-        case 'd':
-            o->dry_run = true;
-            break;
-        default:
-            return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "bad option for 'routes %s'", argv[0]);
-        }
-    }
-    if (optind < argc) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "unexpected argument '%s'", argv[optind]);
-    }
-    return MRCCTL_OK;
-}
+static routes_opts ro;
 
 static const char *const extensions[] = {".json", ".ip", ".config_db.json", ".frr.conf"};
 
@@ -152,7 +108,8 @@ static int find_switch(mrcctl *c, const char *name, uint32_t *psw)
 {
     *psw = fab_switch_find(c->topo, name);
     if (*psw == FAB_NONE) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "no switch named '%s' in %s", name,
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
+                           "no switch named '%s' in %s (mrcctl topo switches lists them)", name,
                            c->topology);
     }
     return MRCCTL_OK;
@@ -160,16 +117,18 @@ static int find_switch(mrcctl *c, const char *name, uint32_t *psw)
 
 static int render(mrcctl *c, const routes_opts *o)
 {
-    int fmt = o->fmt ? fab_format_parse(o->fmt) : FAB_FMT_JSON;
+    int fmt = fab_format_parse(o->fmt); /* one of the choices of --format */
     uint32_t first = 0, last = 0;
     fab_tables *tables = NULL;
     int rv;
     if (fmt < 0) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL,
-                           "unknown format '%s' (json, iproute2, sonic or frr)", o->fmt);
+        return mrcctl_usage(c, "--format takes json, iproute2, sonic or frr, not '%s'", o->fmt);
     }
-    if (!!o->sw == o->all) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "give either --switch NAME or --all");
+    if (o->sw && o->all) {
+        return mrcctl_usage(c, "give --switch NAME or --all, not both");
+    }
+    if (!o->sw && !o->all) {
+        return mrcctl_usage(c, "give --switch NAME (one switch) or --all (every switch)");
     }
     if ((rv = mrcctl_load(c, NULL)) != 0) {
         return rv;
@@ -199,8 +158,8 @@ static void print_plan(mrcctl *c, mrcctl_nl *nl, const mrcctl_plan *plan, const 
         printf("%s%s%s: %zu to add, %zu to change, %zu to remove, %zu unchanged, %zu "
                "conflict%s\n",
                o->sw, o->netns ? " in netns " : "", o->netns ? o->netns : "",
-               plan->counts[MRCCTL_OP_ADD], plan->counts[MRCCTL_OP_CHANGE], plan->counts[MRCCTL_OP_REMOVE],
-               plan->unchanged, plan->counts[MRCCTL_OP_CONFLICT],
+               plan->counts[MRCCTL_OP_ADD], plan->counts[MRCCTL_OP_CHANGE],
+               plan->counts[MRCCTL_OP_REMOVE], plan->unchanged, plan->counts[MRCCTL_OP_CONFLICT],
                plan->counts[MRCCTL_OP_CONFLICT] == 1 ? "" : "s");
         for (size_t i = 0; i < plan->n; i++) {
             mrcctl_item_describe(nl, &plan->items[i], line, sizeof(line));
@@ -254,9 +213,6 @@ static int install(mrcctl *c, const routes_opts *o)
     uint32_t sw;
     char errmsg[1024];
     int rv;
-    if (!o->sw) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "give --switch NAME");
-    }
     if ((rv = mrcctl_load(c, NULL)) != 0 || (rv = find_switch(c, o->sw, &sw)) != 0) {
         return rv;
     }
@@ -302,15 +258,71 @@ out:
     return rv;
 }
 
-int mrcctl_routes(mrcctl *c, int argc, char **argv)
+static int run_render(mrcctl *c, int n, char **operands)
 {
-    routes_opts o = {0};
-    int rv;
-    if (argc < 2 || (strcmp(argv[1], "render") != 0 && strcmp(argv[1], "install") != 0)) {
-        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "usage: mrcctl routes render|install ...");
-    }
-    if ((rv = parse_opts(c, argc - 1, argv + 1, &o)) != 0) {
-        return rv;
-    }
-    return argv[1][0] == 'r' ? render(c, &o) : install(c, &o);
+    (void)n;
+    (void)operands;
+    return render(c, &ro);
 }
+
+static int run_install(mrcctl *c, int n, char **operands)
+{
+    (void)n;
+    (void)operands;
+    return install(c, &ro);
+}
+
+/* clang-format off */
+static const util_opt render_opts[] = {
+    {.name = "switch", .kind = UTIL_OPT_STR, .dest = &ro.sw, .arg = "NAME", .help = "the switch whose table is rendered"},
+    {.name = "all", .kind = UTIL_OPT_BOOL, .dest = &ro.all, .help = "every switch's table"},
+    {.name = "format", .kind = UTIL_OPT_STR, .def = "json", .dest = &ro.fmt, .arg = "FORMAT", .choices = "json|iproute2|sonic|frr", .help = "json (the table), iproute2 (ip -batch), sonic (config_db) or frr (FRR 10.4)"},
+    {.name = "out", .kind = UTIL_OPT_STR, .dest = &ro.out, .arg = "DIR", .help = "write one file per switch into DIR (created if missing) instead of stdout"},
+    UTIL_OPT_END,
+};
+static const util_opt install_opts[] = {
+    {.name = "switch", .kind = UTIL_OPT_STR, .dest = &ro.sw, .arg = "NAME", .required = true, .help = "the switch this is (its table is installed here)"},
+    {.name = "netns", .kind = UTIL_OPT_STR, .dest = &ro.netns, .arg = "NS", .help = "the network namespace the switch is (default: this one)"},
+    {.name = "dry-run", .kind = UTIL_OPT_BOOL, .dest = &ro.dry_run, .help = "print the difference only; change nothing"},
+    UTIL_OPT_END,
+};
+/* clang-format on */
+static const util_opt *const render_tables[] = {render_opts, NULL};
+static const util_opt *const install_tables[] = {install_opts, NULL};
+
+static const util_cli render_cli = {
+    .prog = "mrcctl routes render",
+    .usage = "mrcctl routes render (--switch NAME | --all) [--format json|iproute2|sonic|frr]\n"
+             "                          [--out DIR] [OPTIONS]",
+    .about =
+        "Renders the static table of a switch, or of every switch, from the topology (-t FILE):\n"
+        "on stdout (several as one JSON array or SONiC object), or one file per switch in DIR.",
+    .tables = render_tables,
+};
+static const util_cli install_cli = {
+    .prog = "mrcctl routes install",
+    .usage = "mrcctl routes install --switch NAME [--netns NS] [--dry-run] [OPTIONS]",
+    .about = "Reconciles a Linux switch with its table over netlink: prints the difference, adds\n"
+             "what is missing, replaces what changed, removes the stale routes and addresses it\n"
+             "owns (the plan's route protocol) and leaves anything else alone; a foreign route on\n"
+             "a prefix it wants is a conflict (exit 1).",
+    .tables = install_tables,
+};
+
+static const mrcctl_cmd routes_cmds[] = {
+    {.name = "render",
+     .summary = "render switch tables: json, iproute2, sonic or frr",
+     .cli = &render_cli,
+     .run = run_render},
+    {.name = "install",
+     .summary = "reconcile a Linux switch with its table over netlink",
+     .cli = &install_cli,
+     .run = run_install},
+    {.name = NULL},
+};
+
+const mrcctl_cmd mrcctl_routes_cmd = {
+    .name = "routes",
+    .summary = "Renders the switches' static tables and installs them into Linux switches.",
+    .subs = routes_cmds,
+};

@@ -5,7 +5,9 @@
 # (a T1 that drops, a NIC that loses); every --json output against schemas/mrcctl, the token's
 # sources, and each way of failing: a refused role, no or a wrong token, an element, switch or
 # host port not in the fabric, a bad time, a controller that is down, one that errs (5xx), one
-# that never answers, and bad arguments (exit 2, nothing sent or changed).
+# that never answers, and bad arguments (exit 2, one line pointing at the command's --help,
+# nothing sent or changed); the controller's sentences in mrcctl's words (--force, --plane),
+# and the common options before, between or after the command's words.
 #
 # Usage: tests/controller/mrcctl_client.sh BINDIR   (BINDIR holds mrcctl and mrc-controller)
 # shellcheck disable=SC2034 # the ids are read in the check strings, which check evaluates
@@ -71,6 +73,7 @@ done
 # a token file may be a line of the tokens file, after comments
 printf '# bob, the operator\n\n  tok-operator-0000000001 operator bob\n' >"$tmp/op.token"
 printf 'tok-reader-000000000001\n' >"$tmp/reader.token"
+printf 'tok-prober-000000000001\n' >"$tmp/prober.token"
 : >"$tmp/empty.token"
 topo=$root/deploy/topologies/lab.json
 
@@ -130,7 +133,7 @@ check '[ $rc = 0 ] && [ "$(json "d[\"removed\"]")" = "[$id3]" ]' "deny rm --json
 op --json deny ls
 check '[ "$(json "[e[\"id\"] for e in d[\"entries\"]]")" = "[$id2]" ]' "the removed entries are gone"
 op deny rm "$id1"
-check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: there is no denylist entry $id1 (HTTP 404)" ] && [ ! -s "$tmp/out" ]' "deny rm of an entry that is gone: exit 2, the controller's sentence"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: there is no denylist entry $id1; mrcctl deny ls lists them (HTTP 404)" ] && [ ! -s "$tmp/out" ]' "deny rm of an entry that is gone: exit 2, says where the entries are"
 
 # 2. drain / undrain
 op --json drain p0-t0-1
@@ -170,7 +173,7 @@ check_schema deny-removed.schema.json "deny rm --json, undrain --json" "$tmp/rm1
 
 # 4. the token: its sources, a role that may not, none, a wrong one
 MRCFAB_TOKEN=tok-reader-000000000001 run deny add p0-t1-1 --reason "x"
-check '[ $rc = 2 ] && err_is "the reader role of '"'alice'"' may not POST /api/v1/denylist; it takes prober (HTTP 403)"' "a reader's add: exit 2, the message names the role"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the reader role of '"'alice'"' may not run mrcctl deny add; it takes prober; give a token of that role or a higher one with --token-file FILE (HTTP 403)" ]' "a reader's add: exit 2, the message names the role and the command, not the API's method and path"
 MRCFAB_TOKEN_FILE=$tmp/reader.token run --json deny rm "$id2"
 cp "$tmp/out" "$tmp/e403.json"
 check '[ $rc = 2 ] && err_is "the reader role of" && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "a reader's rm with --json: exit 2, an error document"
@@ -188,7 +191,7 @@ run --json deny add p0-t1-1 --reason x
 cp "$tmp/out" "$tmp/e-notoken.json"
 check '[ $rc = 2 ] && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "no token with --json: an error document"
 MRCFAB_TOKEN=tok-admin-0000000000002 run deny add p0-t1-1 --reason x
-check '[ $rc = 2 ] && err_is "(HTTP 401)"' "a wrong token: exit 2 (HTTP 401)"
+check '[ $rc = 2 ] && err_is "the controller takes no such token: give a valid one with --token-file FILE" && err_is "(HTTP 401)" && ! err_is "Authorization"' "a wrong token: exit 2 (HTTP 401), what to do in mrcctl's words"
 run --token-file "$tmp/none.token" deny ls
 check '[ $rc = 2 ] && err_is "cannot read the token file"' "a missing token file: exit 2"
 run --token-file "$tmp/empty.token" deny ls
@@ -202,9 +205,9 @@ op --json drain h99:0
 cp "$tmp/out" "$tmp/e422.json"
 check '[ $rc = 2 ] && err_is "(HTTP 422)" && json "d[\"error\"][\"message\"]" | grep -q "h99:0"' "drain of an unknown host port: exit 2, an error document"
 op deny add p0-t1-0 --reason "x" --scope up
-check '[ $rc = 2 ] && err_is "a switch is denied whole" && err_is "(HTTP 422)"' "a scope that does not fit the element: exit 2"
+check '[ $rc = 2 ] && err_is "a switch is denied whole: --scope must be both (or left out) (HTTP 422)"' "a scope that does not fit the element: exit 2, in the option's words"
 op deny add p0-t1-0 --reason "x" --from tomorrow --to 2030-12-01T02:00:00Z
-check '[ $rc = 2 ] && err_is "RFC 3339" && err_is "(HTTP 400)"' "a time that is not RFC 3339: exit 2"
+check '[ $rc = 2 ] && err_is "--from and --to must be RFC 3339 UTC" && err_is "(HTTP 400)"' "a time that is not RFC 3339: exit 2, naming --from and --to"
 op drain p0-t1-0 --from 2030-12-01T04:00:00Z --to 2030-12-01T02:00:00Z
 check '[ $rc = 2 ] && err_is "the window must end after it starts (HTTP 400)"' "a window that ends before it starts: exit 2"
 check '[ "$(version)" = "$v" ]' "bad input changed nothing"
@@ -323,7 +326,7 @@ reader --json health switch p9-t1-0
 cp "$tmp/out" "$tmp/e-hs404.json"
 check '[ $rc = 2 ] && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "an unknown switch with --json: an error document"
 reader health links --plane 9
-check '[ $rc = 2 ] && err_is "'"'plane'"' must be a whole number from 0 to 1, not '"'9'"' (HTTP 400)"' "a plane the fabric does not have: exit 2"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: --plane must be a whole number from 0 to 1, not '"'9'"' (HTTP 400)" ]' "a plane the fabric does not have: exit 2, --plane (not the query argument)"
 reader health path h99:1 h0:1
 check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: '"'h99'"' is no host of fabric '"'lab'"' (HTTP 404)" ] && [ ! -s "$tmp/out" ]' "health path of an unknown host: exit 2"
 reader --json health path h0:5 h3:5
@@ -392,6 +395,18 @@ bad_args=(
     "--controller ftp://127.0.0.1/ deny ls"
     "--controller http://127.0.0.1:99999 deny ls"
     "--controller http:// deny ls"
+    "deny add --bogus"
+    "deny add p0-t1-1 --reason x --force=maybe"
+    "deny check"
+    "deny check p0-t1-1 --force"
+    "deny rm 1 --reason x"
+    "drain p0-t1-1 --from 2030-12-01T02:00:00Z"
+    "undrain --bogus"
+    "health links --limit 5000"
+    "health links --limit 0"
+    "health switch --offset x"
+    "deny --bogus ls"
+    "deny ls --token-file"
 )
 before=$failures
 for a in "${bad_args[@]}"; do
@@ -415,6 +430,35 @@ if [ "$failures" = "$before" ]; then
     pass "bad arguments: exit 2, one line, an error document with --json (${#bad_args[@]} cases)"
 fi
 check '[ "$(version)" = "$v" ]' "bad arguments changed nothing"
+op --json deny add --bogus
+cp "$tmp/out" "$tmp/e-bogus.json"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl deny add: unknown option '"'--bogus'"'; see mrcctl deny add --help" ] && [ "$(json "d[\"error\"][\"message\"]")" = "unknown option '"'--bogus'"'; see mrcctl deny add --help" ]' "an unknown option: one line naming it and the command's --help; with --json the same sentence in the document"
+op drain p0-t1-1 --reason ""
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl drain: --reason must not be empty; see mrcctl drain --help" ]' "an empty --reason: exit 2, nothing sent"
+op deny rm
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl deny rm: ID is missing; see mrcctl deny rm --help" ]' "a missing operand: one line naming it and the command's --help"
+op health links --limit 5000
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl health links: --limit 5000 is out of range (1 to 1000); see mrcctl health links --help" ]' "--limit past the API's page: refused before anything is sent"
+# --help and --version need neither a token nor a controller
+for a in "deny ls" "deny add" "deny rm" "deny check" "drain" "undrain" "health links" \
+    "health switch" "health path"; do
+    # shellcheck disable=SC2086
+    MRCFAB_CONTROLLER=http://127.0.0.1:1 run $a --help
+    if [ $rc != 0 ] || ! head -1 "$tmp/out" | grep -q "^usage: mrcctl $a " || [ -s "$tmp/err" ]; then
+        fail "mrcctl $a --help: exit $rc: $(head -2 "$tmp/out") $(cat "$tmp/err")"
+    fi
+done
+pass "the controller's commands: --help with no token and no controller"
+
+# the common options before the command, between its words, or after it: the same
+op --json deny ls
+cp "$tmp/out" "$tmp/ls-before.json"
+run deny ls --json --token-file "$tmp/op.token"
+cmp -s "$tmp/out" "$tmp/ls-before.json" && r1=0 || r1=1
+run deny --json ls --token-file "$tmp/op.token" --controller "$base"
+cmp -s "$tmp/out" "$tmp/ls-before.json" && r2=0 || r2=1
+MRCFAB_CONTROLLER=http://127.0.0.1:1 run --controller http://127.0.0.1:2 health --json switch p0-t1-0 --token-file "$tmp/reader.token" --controller "$base"
+check '[ $r1 = 0 ] && [ $r2 = 0 ] && [ $rc = 0 ] && [ "$(json "d[\"switch\"]")" = p0-t1-0 ]' "the common options after the command, or between its words, as before it (the last one wins)"
 check_schema error.schema.json "the error documents" "$tmp/e403.json" "$tmp/e-notoken.json" \
     "$tmp/e422.json" "$tmp/e-args.json"
 
@@ -482,7 +526,12 @@ check '[ $rc = 1 ] && grep -q "26 cut off, 26 below the floor of 50 %" "$tmp/out
 op "${floor[@]}" --json deny check p1-t0-0
 cp "$tmp/out" "$tmp/check-refused.json"
 op "${floor[@]}" deny add p1-t0-0 --reason "reboot"
-check '[ $rc = 2 ] && err_is "would leave 26 host pairs below the capacity floor of 50 %" && err_is "(HTTP 409)"' "deny add below the floor: exit 2, the controller's sentence"
+check '[ $rc = 2 ] && err_is "would leave 26 host pairs below the capacity floor of 50 %" && err_is "an operator may add it with --force (HTTP 409)" && ! err_is "force=true" && [ "$(wc -l <"$tmp/err")" = 1 ]' "deny add below the floor: exit 2, the controller's sentence, saying to add --force"
+op "${floor[@]}" --json drain p1-t0-0
+cp "$tmp/out" "$tmp/e409.json"
+check '[ $rc = 2 ] && conforms error.schema.json "$tmp/e409.json" && json "d[\"error\"][\"message\"]" | grep -q "with --force (HTTP 409)$"' "drain below the floor with --json: the error document says --force too"
+run "${floor[@]}" --token-file "$tmp/prober.token" drain p1-t0-0 --force
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the prober role of '"'prober1'"' may not run mrcctl drain --force; it takes operator; give a token of that role or a higher one with --token-file FILE (HTTP 403)" ]' "a prober's drain --force: exit 2, --force takes an operator"
 op "${floor[@]}" drain p1-t0-0 --force
 check '[ $rc = 0 ] && grep -q "^added denylist entry [0-9]*: p1-t0-0, scope both, active now, by bob: drain$" "$tmp/out"' "drain --force: added"
 run "${floor[@]}" --token-file "$tmp/reader.token" deny check p0-t1-1
