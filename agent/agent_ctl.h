@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's controller client: registers, fetches the host's profile and the denylist, holds
- * the push channel, sends reports, and keeps the last profile and denylist on disk so that the
- * agent runs on them while the controller is away (DESIGN.md §6). Runs on the agent's libevent
- * loop and never blocks it (a controller URL by IP address, or a name resolved asynchronously). */
+/* The agent's controller client: registers, fetches the host's profile and the denylist, holds the
+ * push channel, sends reports, and keeps the last profile and denylist on disk so that the agent
+ * runs on them while the controller is away (docs/architecture.md#running-without-the-controller).
+ * Runs on the agent's libevent loop and never blocks it (a controller URL by IP address, or a name
+ * resolved asynchronously). */
 #ifndef AGENT_CTL_H
 #define AGENT_CTL_H
 

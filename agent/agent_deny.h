@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's view of the controller's denylist (DESIGN.md §4): the active entries of
- * GET /api/v1/denylist resolved against the agent's fabric, and which EVs they exclude. */
+/* The agent's view of the controller's denylist (docs/architecture.md#denylists): the active
+ * entries of GET /api/v1/denylist resolved against the agent's fabric, and which EVs they
+ * exclude. */
 #ifndef AGENT_DENY_H
 #define AGENT_DENY_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Gray-failure localization from per-window probe losses (pure; localization.md 6.4). */
+/* Gray-failure localization from per-window probe losses (pure; docs/prober.md §5). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -1223,14 +1223,14 @@ static double cable_n(const probe_infer_cfg *c, uint32_t dk, unsigned cable)
 }
 
 /*
- * Device or optic group |idx| is the strongest candidate. Its loss must be its own, spread over
- * its cables (cable_count()): without the records of its most lossy cable it must still score
- * tau against the background (exclusive evidence, as in the backward prune of localization.md
- * 6.4 step 4), or it is dropped (sets |*pdrop|) and the loss is left to the links of that
- * cable, which stay candidates. A device or cage fault loses on all its cables; the loss of one
- * cable, one way or both, is that cable's: pooled in its optic group (or T0, or T1) it
- * outscores each direction of the cable at short horizons, or against a background the loss
- * itself lifts, and would name the healthy cables beside it too.
+ * Device or optic group |idx| is the strongest candidate. Its loss must be its own, spread over its
+ * cables (cable_count()): without the records of its most lossy cable it must still score tau
+ * against the background (exclusive evidence, docs/prober.md §5.5), or it is dropped (sets
+ * |*pdrop|) and the loss is left to the links of that cable, which stay candidates. A device or
+ * cage fault loses on all its cables; the loss of one cable, one way or both, is that cable's:
+ * pooled in its optic group (or T0, or T1) it outscores each direction of the cable at short
+ * horizons, or against a background the loss itself lifts, and would name the healthy cables beside
+ * it too.
  *
  * Then, if |decide|, decide by penalised likelihood whether it, or the best sparse set of links
  * under it, explains its lost probes better. Each unexplained record is given to its most lossy
@@ -1358,7 +1358,7 @@ out:
     return rv;
 }
 
-/* The lazy greedy of one horizon (localization.md 6.4 steps 1-3). */
+/* The lazy greedy of one horizon (docs/prober.md §5.4). */
 static int run_horizon(probe_infer *inf, const horizon *hz)
 {
     int rv = 0;

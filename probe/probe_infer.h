@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Gray-failure localization (issue 8, item 3): pure inference of the faulty components of the
- * fabric from per-window probe loss counts (localization.md 6.4, "Structured Sparse
- * Tomography"). No I/O and no clock: the caller feeds each window's lossy paths and the
- * senders' heartbeats, then asks for the confirmed verdicts of a window. */
+ * fabric from per-window probe loss counts (docs/prober.md §5). No I/O and no clock: the caller
+ * feeds each window's lossy paths and the senders' heartbeats, then asks for the confirmed
+ * verdicts of a window. */
 #ifndef PROBE_INFER_H
 #define PROBE_INFER_H
 

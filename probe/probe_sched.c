@@ -7,7 +7,7 @@
 
 #include "probe_sched.h"
 
-/* The default mix (localization.md 6.2): 64 T0 bounces, one T1 bounce per T1 and four cross
+/* The default mix (docs/prober.md §2.1): 64 T0 bounces, one T1 bounce per T1 and four cross
  * probes per T1 of the full fabric, 64 intra. */
 static const double default_share[PROBE_KINDS] = {64, 256, 1024, 64};
 

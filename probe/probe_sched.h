@@ -78,7 +78,7 @@ typedef struct probe_cfg {
     uint64_t window_ns;   /* default 1 s */
     double rate_per_port; /* probes per second each sender port sends; default 1408 */
     /* shares of the kinds in each sender's window (any scale); 0 0 0 0 = the default mix,
-     * 64 : 256 : 1024 : 64 (localization.md 6.2) */
+     * 64 : 256 : 1024 : 64 (docs/prober.md §2.1) */
     double share[PROBE_KINDS];
     uint64_t seed; /* the plan's permutations (the same on every node) */
 } probe_cfg;

@@ -68,8 +68,9 @@ static uint64_t ser_ps(uint64_t bytes, double gbps)
     return (uint64_t)((double)bytes * 8000.0 / gbps);
 }
 
-/* NSCC's base RTT by default: the longest path's unloaded round trip of an MTU packet (notes
- * §6.2), host - T0 - T1 - T0 - host and a SACK back, store and forward at every hop. */
+/* NSCC's base RTT by default: the longest path's unloaded round trip of an MTU packet
+ * (lib/mrc/README.md#congestion-control), host - T0 - T1 - T0 - host and a SACK back, store and
+ * forward at every hop. */
 static uint64_t base_rtt_ps(const sim_scenario *sc)
 {
     const sim_net_cfg *n = &sc->net;

@@ -328,7 +328,7 @@ static void start_tx(sim_world *w, uint32_t port)
         if ((p->flags & SIM_PKT_ECT) && !(p->kind == SIM_PKT_MRC && pt->to_host) &&
             ecn_mark(w, pt)) {
             /* not on the last hop for MRC: a receiver's downlink cannot be avoided by
-             * changing path, trimming deals with it (notes §4) */
+             * changing path, trimming deals with it (lib/mrc/README.md#switches) */
             p->flags |= SIM_PKT_CE;
             pt->marks++;
             w->totals.ecn_marks++;

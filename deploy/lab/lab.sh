@@ -403,7 +403,8 @@ make_ns() {
     ip -n "$(ns "$name")" link set lo up
 }
 
-# veth checksum offload hides checksum bugs (DESIGN.md §7): the lab computes them for real.
+# veth checksum offload hides checksum bugs (docs/architecture.md#kernel-facts): the lab computes
+# them for real.
 veth_up() {
     local n=$1 dev=$2
     # jumbo frames, as on a real fabric: a 4 KiB MRC payload fits one packet with both headers

@@ -45,9 +45,9 @@ typedef struct fab_error {
 typedef enum fab_tier { FAB_TIER_T0 = 0, FAB_TIER_T1 = 1 } fab_tier;
 
 /*
- * The addressing plan (DESIGN.md §3). A uSID is 16 bits: plane | kind | index, high bits
- * first, with plane_bits + kind_bits + index_bits == 16. The locator block is always a /32,
- * so a uN prefix is a /48 and the outer address holds up to 6 uSIDs.
+ * The addressing plan (docs/architecture.md#addressing-plan). A uSID is 16 bits: plane | kind |
+ * index, high bits first, with plane_bits + kind_bits + index_bits == 16. The locator block is
+ * always a /32, so a uN prefix is a /48 and the outer address holds up to 6 uSIDs.
  *
  * EV layout (32 bits, carried as UDP source port = EV[15:0] and flow label[15:0] =
  * EV[31:16]):
@@ -170,8 +170,8 @@ int fab_host_by_addr(const fab_topo *topo, const uint8_t addr[16], uint32_t *pho
                      unsigned *pport);
 
 /*
- * Static tables (DESIGN.md §3): per switch, its own uN SID and one /48 forward route per
- * neighbour uSID. All routes are block:usid::/48.
+ * Static tables (docs/architecture.md#static-tables): per switch, its own uN SID and one /48
+ * forward route per neighbour uSID. All routes are block:usid::/48.
  */
 typedef enum fab_action { FAB_ACT_UN = 0, FAB_ACT_FORWARD = 1 } fab_action;
 
@@ -225,8 +225,9 @@ int fab_path_enum(const fab_topo *topo, uint32_t src, unsigned sport, uint32_t d
 int fab_path_of_ev(const fab_topo *topo, uint32_t src, uint32_t dst, uint32_t ev, fab_path *ppath);
 
 /*
- * The per-QP address template (DESIGN.md §3): built once per host pair, then each packet's
- * outer address is one copy and one uSID write. Holds pointers into |topo|.
+ * The per-QP address template (docs/architecture.md#per-qp-address-template): built once per host
+ * pair, then each packet's outer address is one copy and one uSID write. Holds pointers into
+ * |topo|.
  */
 typedef struct fab_template {
     uint8_t base[FAB_MAX_PLANES][16]; /* outer address per plane with the T1 uSID zero */
@@ -275,7 +276,7 @@ int fab_format_parse(const char *name);
 /* Renders the table of switch |sw|. Returns 0, FAB_ERR_NOTFOUND or the sink's error. */
 int fab_render_switch(const fab_topo *topo, const fab_tables *tables, uint32_t sw, fab_format fmt,
                       fab_sink_fn fn, void *user);
-/* Writes the explicit form of |topo| (DESIGN.md §3): loading it gives the same fabric. */
+/* Writes the explicit form of |topo| (docs/topology.md): loading it gives the same fabric. */
 int fab_topo_expand(const fab_topo *topo, fab_sink_fn fn, void *user);
 
 /* Formats an IPv6 address in RFC 5952 form; |dest| needs 46 bytes. Returns |dest|. */
@@ -284,9 +285,10 @@ char *fab_addr_str(const uint8_t addr[16], char *dest);
 int fab_hostport_parse(const fab_topo *topo, const char *text, uint32_t *phost, unsigned *pport);
 
 /*
- * Denylists (DESIGN.md §4). An entry names a fabric element: a switch ("p3-t1-17"), a T0–T1
- * link ("p3-t0-5~p3-t1-17", either order) or a host port ("h3:1"), whole or one direction of
- * it. Up is toward the T1 on a link and from the host toward its T0 on a host port.
+ * Denylists (docs/architecture.md#denylists). An entry names a fabric element: a switch
+ * ("p3-t1-17"), a T0–T1 link ("p3-t0-5~p3-t1-17", either order) or a host port ("h3:1"), whole or
+ * one direction of it. Up is toward the T1 on a link and from the host toward its T0 on a host
+ * port.
  */
 typedef enum fab_element_kind { FAB_EL_SWITCH, FAB_EL_LINK, FAB_EL_PORT } fab_element_kind;
 

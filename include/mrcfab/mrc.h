@@ -203,10 +203,10 @@ typedef struct mrc_ev_profile_attr {
 int mrc_ev_profile_create(mrc_context *ctx, uint64_t id, const mrc_ev_profile_attr *attr);
 
 /*
- * NSCC's parameters (notes §6.2, UEC Table 3-82). Only the link rate and the base RTT are
- * required: every other field left 0 takes its default, derived from them and the QP's MTU
- * as the notes give it (BDP = link x base RTT, a = BDP / 150,000 B, b = target / 12 us).
- * Windows are payload bytes.
+ * NSCC's parameters (UEC 1.0 Table 3-82; lib/mrc/README.md#congestion-control). Only the link rate
+ * and the base RTT are required: every other field left 0 takes its default, derived from them and
+ * the QP's MTU as lib/mrc/README.md#congestion-control gives it (BDP = link x base RTT, a = BDP /
+ * 150,000 B, b = target / 12 us). Windows are payload bytes.
  */
 typedef struct mrc_cc_nscc_cfg {
     double link_gbps;         /* what one QP can send at: its ports together */
@@ -524,7 +524,7 @@ typedef struct mrc_qp_stats {
     uint64_t pen_sent;              /* SACKs this responder sent with a window penalty */
 } mrc_qp_stats;
 
-/* A QP's scheduling state (notes §6.6). */
+/* A QP's scheduling state (lib/mrc/README.md#congestion-control). */
 typedef enum mrc_qpcc_state {
     MRC_QPCC_IDLE = 0, /* nothing to send, nothing in flight */
     MRC_QPCC_ACTIVE,   /* data waiting, the window closed */
@@ -565,7 +565,7 @@ void mrc_ctx_get_stats(const mrc_context *ctx, mrc_ctx_stats *stats);
 /*
  * A packet's headers as the receive path reads them, for tools that look at MRC traffic
  * (capture decoders, tests): mrc_packet_decode() runs the engine's own decoder with the checks
- * mrc_read_pkt() makes. Field names are the headers' (MRC notes §2, IBTA BTH); multi-byte
+ * mrc_read_pkt() makes. Field names are the headers' (tests/vectors/README.md#layouts); multi-byte
  * fields are in host order; fields narrower than their type say so.
  */
 #define MRC_ALT_UDP_PORT 4971 /* the port the MRC 1.0 PDF prints, accepted besides udp_port */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* QP congestion controllers (QPCCs, notes §6.1): one per peer and CC profile, shared by the
- * QPs to that peer, each with its NSCC window. The requester asks it before each data packet
- * and tells it what each SACK and NACK reports; the responder computes the window penalty
- * that tells senders about its own pressure (notes §6.4). */
+/* QP congestion controllers (QPCCs, lib/mrc/README.md#congestion-control): one per peer and CC
+ * profile, shared by the QPs to that peer, each with its NSCC window. The requester asks it before
+ * each data packet and tells it what each SACK and NACK reports; the responder computes the window
+ * penalty that tells senders about its own pressure (host backpressure, same section). */
 #include "mrc_internal.h"
 
 struct mrc_qpcc {

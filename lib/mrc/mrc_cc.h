@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* NSCC (notes §6, UEC §3.6.13), the window of one QP congestion controller: pure arithmetic
- * on what SACKs and NACKs report, with the time passed in. The QPCC around it, shared by the
- * QPs to one peer, lives in mrc_cc.c too. */
+/* NSCC (UEC §3.6.13; lib/mrc/README.md#congestion-control), the window of one QP congestion
+ * controller: pure arithmetic on what SACKs and NACKs report, with the time passed in. The QPCC
+ * around it, shared by the QPs to one peer, lives in mrc_cc.c too. */
 #ifndef MRC_CC_H
 #define MRC_CC_H
 

@@ -810,8 +810,9 @@ static inline __attribute__((always_inline)) int ring_write(mrc_context *ctx, un
     return 0;
 }
 
-/* Control packets go first, up to ctrl_weight of them per data packet when both wait: an
- * answer held behind data delays every sender's window and loss detection (notes §6.6). */
+/* Control packets go first, up to ctrl_weight of them per data packet when both wait: an answer
+ * held behind data delays every sender's window and loss detection
+ * (lib/mrc/README.md#congestion-control). */
 static inline bool ctrl_due(const mrc_context *ctx)
 {
     return ctx->ring[MRC_RING_CTRL].n &&

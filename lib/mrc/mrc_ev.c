@@ -52,7 +52,7 @@ static void deactivate(mrc_qp *qp, uint32_t evi)
 }
 
 /* Replacement comes from the same plane only: rebalancing across planes would make a healthy
- * plane look loaded and a sick one look idle, hiding real faults (mrc-notes §4.1). */
+ * plane look loaded and a sick one look idle, hiding real faults (lib/mrc/README.md#evs). */
 static void promote_backup(mrc_qp *qp, unsigned port)
 {
     if (port_active(qp, port) >= qp->quota[port]) {

@@ -421,8 +421,8 @@ uint32_t mrc_ev_pick_slow(mrc_qp *qp, uint32_t port_mask, uint32_t avoid, uint32
 void mrc_ev_set(mrc_qp *qp, uint32_t evi, mrc_ev_state to, mrc_ev_reason why, uint64_t now);
 /* Automatic ASSUMED_BAD, refused below the min-active floor. */
 void mrc_ev_bad(mrc_qp *qp, uint32_t evi, mrc_ev_reason why, uint64_t now);
-/* A QP that receives but sends no data re-validates its reverse EVs with EV probes (notes
- * §4.6): when that is due (UINT64_MAX: not), and doing it. */
+/* A QP that receives but sends no data re-validates its reverse EVs with EV probes
+ * (lib/mrc/README.md#reverse-evs): when that is due (UINT64_MAX: not), and doing it. */
 uint64_t mrc_ev_rev_due(const mrc_qp *qp);
 void mrc_ev_rev_refresh(mrc_qp *qp, uint64_t now);
 /* Ends the SKIPs whose time is up (the rotation ends the others). */

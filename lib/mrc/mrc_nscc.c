@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* NSCC as notes §6.2-6.3 give it: four cases on ECN and queueing delay, quick adapt, fast
- * increase, adjustments at most once per period, multiplicative decrease at most once per
- * base RTT, and the receiver's window penalty. */
+/* NSCC as UEC 1.0 gives it (lib/mrc/README.md#congestion-control): four cases on ECN and queueing
+ * delay, quick adapt, fast increase, adjustments at most once per period, multiplicative decrease
+ * at most once per base RTT, and the receiver's window penalty. */
 #include "mrc_cc.h"
 
 #define DEFAULT(v, d) ((v) ? (v) : (d))
@@ -256,8 +256,8 @@ void mrc_nscc_on_trim(mrc_nscc *cc, uint32_t len, bool lasthop, uint64_t now)
         cc->cwnd = dmax(cc->cwnd - len, cc->mtu);
     }
     if (lasthop) {
-        /* MRC's switches do not mark the receiver's downlink (notes §2.15), where UEC's
-         * last hop would mark most packets of a standing queue: its trims are the incast's
+        /* MRC's switches do not mark the receiver's downlink (lib/mrc/README.md#switches), where
+         * UEC's last hop would mark most packets of a standing queue: its trims are the incast's
          * marks, so each is NSCC's ECN-with-delay case, and the increase gathered goes */
         cc->lasthop = true;
         cc->inc_bytes = 0;

@@ -194,9 +194,9 @@ static void mark_lost(mrc_qp *qp, uint32_t s, mrc_retx_cause cause)
     if (t->flags & TXP_INFL) {
         t->flags &= (uint8_t)~TXP_INFL;
         mrc_cc_gone(qp, t->len);
-        /* only a timeout takes the packet off the window (notes §6.3): with trimming a
-         * full queue sends a NACK, so a loss the SACKs reveal is a path that failed (its
-         * EV goes out of use) or a packet overtaken, and cutting the window for each would
+        /* only a timeout takes the packet off the window (lib/mrc/README.md#congestion-control):
+         * with trimming a full queue sends a NACK, so a loss the SACKs reveal is a path that failed
+         * (its EV goes out of use) or a packet overtaken, and cutting the window for each would
          * starve a QP whose paths are failing */
         if (cause == MRC_RETX_TIMEOUT) {
             mrc_cc_on_loss(qp, t->len);

@@ -418,8 +418,9 @@ static uint64_t bitmap_window(const mrc_qp *qp, uint32_t off)
 }
 
 /* A SACK, the most frequent control packet, by its own encoder. */
-/* The reflected timestamp, later by the time the answer waited here (notes §6.5): the
- * requester's RTT is then the network's alone, its arithmetic unchanged. */
+/* The reflected timestamp, later by the time the answer waited here
+ * (lib/mrc/README.md#congestion-control): the requester's RTT is then the network's alone, its
+ * arithmetic unchanged. */
 static inline uint16_t reflect_ts(const mrc_qp *qp, const mrc_ctrl *c, uint64_t now)
 {
     uint64_t wait = qp->ctx->set.svc_time && now > c->arrived ? now - c->arrived : 0;

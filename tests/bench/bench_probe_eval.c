@@ -18,7 +18,7 @@
 #define BENCH_DEFAULT_TOPO "deploy/topologies/full.json"
 #endif
 
-/* The targets of the issue (localization.md 7.2). */
+/* The targets (docs/prober.md §6). */
 #define TARGET_RECALL_HIGH 0.999 /* loss >= 1 %, within 3 s */
 #define TARGET_RECALL_LOW 0.99   /* loss 0.1-0.3 %, within 30 s */
 #define TARGET_PRECISION 0.995

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# mrc-sim's speed on the two reference workloads of UEC's htsim (../shared/docs/sim-notes.md
-# §8, measured on this machine class): a 1,024-host permutation (2 MB per flow, 128 EVs;
+# mrc-sim's speed on the two reference workloads of UEC's htsim (sim/README.md#speed,
+# measured on this machine class): a 1,024-host permutation (2 MB per flow, 128 EVs;
 # htsim: 0.86 M events/s, 14.7 s) and a 64-rank 8-plane ring all-reduce (htsim: 2.5 M events/s
 # on one plane, 1.6 M on eight). Prints simulated time, wall time, events, events per second
 # and peak memory, against the targets: 2x htsim's events per second, under 4 GiB.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The engine stays sans-IO (DESIGN.md §5): every symbol libmrc takes from outside must be on
-# the allowlist, and none may be a socket, clock, rand, stdio, thread, sleep or malloc call.
+# The engine stays sans-IO (docs/architecture.md#engine-boundary): every symbol libmrc takes from
+# outside must be on the allowlist, and none may be a socket, clock, rand, stdio, thread, sleep or
+# malloc call.
 set -euo pipefail
 lib=${1:?usage: sans_io.sh LIBMRC.a}
 

@@ -3,10 +3,10 @@
 # Builds the MRC packet vectors (tests/vectors/*.hex) and the wire fuzz seeds from field values.
 """Generates the byte-exact MRC wire vectors from their field values.
 
-The bytes are laid out here from docs/mrc-notes.md section 2 (and the IBTA BTH), without
-the C code, so the unit tests compare two independent readings of the layout. The ICRC is
-zlib.crc32 over eight 0xff bytes followed by the packet with its variant fields masked to
-ones; see README.md.
+The bytes are laid out here as the Layouts of README.md give them (MRC 1.0's headers and the
+IBTA BTH), without the C code, so the unit tests compare two independent readings of the
+layout. The ICRC is zlib.crc32 over eight 0xff bytes followed by the packet with its variant
+fields masked to ones; see README.md.
 
 Usage: gen_vectors.py [--out DIR] [--corpus DIR] [--check]
   --out DIR     where the .hex files go (default: this script's folder)
@@ -286,7 +286,7 @@ def pattern(n, seed):
     return bytes((seed + 37 * i) & 0xFF for i in range(n))
 
 
-# DSCP << 2 | ECN, with the emulator's example code points (docs/mrc-notes.md 2.14)
+# DSCP << 2 | ECN, with the engine's default code points (lib/mrc/README.md#wire)
 TC_DATA = 4 << 2 | 2        # TRIMMABLE, ECT(0)
 TC_NO_TRIM = 0 << 2 | 1     # NO_TRIM, ECT(1)
 TC_RETX = 8 << 2 | 3        # TRIMMABLE_RETX, CE

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of congestion control (notes §6): NSCC's arithmetic fed hand-made SACKs and NACKs,
- * then the engine around it: the SACK's byte count, the window, the ACK-request bit, the QPCC
- * shared by the QPs to one peer, the responder's window penalty and service time, the control
- * ring's weight and the scheduling states. */
+/* Unit tests of congestion control (lib/mrc/README.md#congestion-control): NSCC's arithmetic fed
+ * hand-made SACKs and NACKs, then the engine around it: the SACK's byte count, the window, the
+ * ACK-request bit, the QPCC shared by the QPs to one peer, the responder's window penalty and
+ * service time, the control ring's weight and the scheduling states. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +40,8 @@ static void ack_pen(mrc_nscc *cc, uint64_t newly, uint64_t rtt, uint8_t pen, boo
     mrc_nscc_on_ack(cc, &a, now);
 }
 
-/* The defaults follow from the link rate and the base RTT (notes §6.2). */
+/* The defaults follow from the link rate and the base RTT
+ * (lib/mrc/README.md#congestion-control). */
 START_TEST(test_mrc_cc_nscc_defaults)
 {
     for (int trim = 0; trim < 2; trim++) {
@@ -1216,7 +1217,7 @@ START_TEST(test_mrc_cc_trim)
 END_TEST
 
 /* A loss the SACKs reveal (a failed path, or a packet overtaken) leaves the window as it is;
- * a timeout takes the packet off it (notes §6.3). */
+ * a timeout takes the packet off it (lib/mrc/README.md#congestion-control). */
 START_TEST(test_mrc_cc_loss_kinds)
 {
     mrc_test_opts o;

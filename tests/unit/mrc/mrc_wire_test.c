@@ -505,7 +505,7 @@ START_TEST(test_mrc_wire_vectors_reencode)
 }
 END_TEST
 
-/* An independent statement of the opcode table of docs/mrc-notes.md 2.2. */
+/* An independent statement of the opcode table of lib/mrc/README.md#opcodes. */
 static uint32_t expected_headers(unsigned op, bool ts, size_t *pext)
 {
     uint32_t has = 0;
