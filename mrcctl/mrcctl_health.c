@@ -518,7 +518,7 @@ static int health_path(mrcctl *c, int n, char **operands)
 
 /* clang-format off */
 #define OPT_STATE {.name = "state", .kind = UTIL_OPT_STR, .dest = &hf.state, .arg = "STATE", .choices = "ok|degraded|bad|no_data", .help = "only those in this state"}
-#define OPT_PLANE {.name = "plane", .kind = UTIL_OPT_UINT, .dest = &hf.plane, .arg = "P", .help = "only those of plane P"}
+#define OPT_PLANE {.name = "plane", .kind = UTIL_OPT_UINT, .min = 0, .max = 255, .dest = &hf.plane, .arg = "P", .help = "only those of plane P"}
 #define OPT_OFFSET {.name = "offset", .kind = UTIL_OPT_UINT, .min = 0, .max = UINT32_MAX, .dest = &hf.offset, .help = "the page starts after the first N (default 0)"}
 #define OPT_LIMIT {.name = "limit", .kind = UTIL_OPT_UINT, .min = 1, .max = PAGE_MAX, .dest = &hf.limit, .help = "at most N on the page (default 100)"}
 static const util_opt links_opts[] = {

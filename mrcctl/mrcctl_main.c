@@ -26,7 +26,7 @@ static const char about[] =
 
 static const char epilogue[] =
     "\nThe options above go before or after the command (mrcctl --json deny ls, or mrcctl deny\n"
-    "ls --json); each command also has its own.\n"
+    "ls --json); each command also has its own. mrcctl help COMMAND is mrcctl COMMAND --help.\n"
     "\n"
     "environment:\n"
     "  MRCFAB_TOPOLOGY            the topology file when -t gives none\n"
@@ -230,6 +230,17 @@ static const mrcctl_cmd *find_cmd(const mrcctl_cmd *const *list, const char *nam
     return NULL;
 }
 
+/* A group's commands as a list of pointers, ended by NULL, in |list| (SUBS_MAX entries). */
+#define SUBS_MAX 16
+static void sub_list(const mrcctl_cmd *subs, const mrcctl_cmd **list)
+{
+    size_t k = 0;
+    for (; subs->name && k + 1 < SUBS_MAX; subs++) {
+        list[k++] = subs;
+    }
+    list[k] = NULL;
+}
+
 /* The commands of a group for its --help: each with its words after |prefix| and its summary;
  * a group in the list is shown as its commands. */
 static void list_cmds(char *dest, size_t destlen, const mrcctl_cmd *const *list, const char *prefix)
@@ -239,12 +250,8 @@ static void list_cmds(char *dest, size_t destlen, const mrcctl_cmd *const *list,
         const mrcctl_cmd *cmd = *list;
         char words[64];
         if (cmd->subs) {
-            const mrcctl_cmd *subs[16];
-            size_t k = 0;
-            for (const mrcctl_cmd *s = cmd->subs; s->name && k < 15; s++) {
-                subs[k++] = s;
-            }
-            subs[k] = NULL;
+            const mrcctl_cmd *subs[SUBS_MAX];
+            sub_list(cmd->subs, subs);
             snprintf(words, sizeof(words), "%s%s ", prefix, cmd->name);
             list_cmds(dest, destlen, subs, words);
             n = strlen(dest);
@@ -329,6 +336,7 @@ static int run_level(mrcctl *c, const mrcctl_cmd *cmd, const mrcctl_cmd *const *
     }
     if (!sub) {
         c->cli = &cli;
+        c->json = wants_json(n, operands, c->json); /* mrcctl deny frob --json */
         rv = mrcctl_usage(c, "no command '%s'", operands[0]);
         c->cli = NULL;
         free(operands);
@@ -336,12 +344,8 @@ static int run_level(mrcctl *c, const mrcctl_cmd *cmd, const mrcctl_cmd *const *
     }
     snprintf(subprog, sizeof(subprog), "%s %s", prog, sub->name);
     if (sub->subs) {
-        const mrcctl_cmd *list[16];
-        size_t k = 0;
-        for (const mrcctl_cmd *s = sub->subs; s->name && k < 15; s++) {
-            list[k++] = s;
-        }
-        list[k] = NULL;
+        const mrcctl_cmd *list[SUBS_MAX];
+        sub_list(sub->subs, list);
         rv = run_level(c, sub, list, subprog, n, operands);
     } else {
         rv = run_level(c, sub, NULL, subprog, n, operands);
