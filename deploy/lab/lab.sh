@@ -89,6 +89,18 @@ on_exit() {
     exit "$rc"
 }
 trap on_exit EXIT
+# From the first line on: bash runs a trap once the command in the foreground ends, where an
+# interrupt without one is lost if that command (an mrcctl reading the topology) did not die
+# of it, and an up interrupted while it checks its input would go on to build the fabric.
+on_signal() {
+    if $cleanup_up; then
+        echo "lab: interrupted, cleaning up" >&2
+        cleanup_up=false
+        down
+    fi
+    exit 130
+}
+trap on_signal INT TERM
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -627,9 +639,8 @@ up_check() {
 }
 
 up() {
-    down
     cleanup_up=true
-    trap 'echo "lab: interrupted, cleaning up" >&2; cleanup_up=false; down; exit 130' INT TERM
+    down
     local line name sid
     for line in "${SWITCHLINES[@]}"; do
         read -r name _ _ _ _ sid _ <<<"$line"
@@ -660,7 +671,6 @@ up() {
     done
     echo "lab: up: $(namespaces | wc -l) namespaces from $topo (prefix $prefix)"
     $fabric_only || services_up
-    trap - INT TERM
     cleanup_up=false
 }
 
