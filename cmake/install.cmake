@@ -64,9 +64,12 @@ if(MRCFAB_MAN)
   foreach(src IN LISTS MRCFAB_MAN_SOURCES)
     get_filename_component(page ${src} NAME_WLE)
     set(out ${CMAKE_BINARY_DIR}/man/${page})
-    add_custom_command(OUTPUT ${out} ${out}.gz COMMAND ${SCDOC} < ${src} > ${out}
+    # tidy.awk drops the empty paragraph macros scdoc writes, so that mandoc -T lint is clean
+    add_custom_command(OUTPUT ${out} ${out}.gz COMMAND ${SCDOC} < ${src} > ${out}.raw
+                       COMMAND awk -f ${PROJECT_SOURCE_DIR}/docs/man/tidy.awk ${out}.raw > ${out}
                        COMMAND gzip -9nc ${out} > ${out}.gz
-                       DEPENDS ${src} COMMENT "man page ${page}" VERBATIM)
+                       DEPENDS ${src} ${PROJECT_SOURCE_DIR}/docs/man/tidy.awk
+                       COMMENT "man page ${page}" VERBATIM)
     list(APPEND MRCFAB_MAN_PAGES ${out})
     string(REGEX REPLACE ".*\\.([1-8])$" "\\1" section ${page})
     if(page MATCHES "^mrc-controller\\.")
