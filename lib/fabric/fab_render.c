@@ -7,6 +7,23 @@
 /* The locator/SID names used in SONiC and FRR: one locator per switch, its own uN. */
 #define LOCATOR_NAME "MRCFAB"
 
+/* The locator of a switch: the /32 block and its 16-bit uSID; its uN takes a 16-bit function. */
+#define LOC_BLOCK_LEN 32u
+#define LOC_NODE_LEN 16u
+#define LOC_FUNC_LEN 16u
+
+/*
+ * FRR 10.4's defaults for a locator's prefix line (zebra/zebra_srv6_vty.h): zebra_sr_config()
+ * prints block-len only when it is not the prefix length less 24, node-len only when it is not
+ * 24 and func-bits only when it is not 16, so a file with the defaults spelled out differs from
+ * the running config and frr-reload.py deletes the locator and adds it back.
+ */
+#define FRR_NODE_LEN_DEFAULT 24u
+#define FRR_FUNC_LEN_DEFAULT 16u
+
+/* The interface FRR 10.4's staticd attaches every uN SID to (DEFAULT_SRV6_IFNAME, lib/srv6.h). */
+#define FRR_SRV6_IFNAME "sr0"
+
 int fab_format_parse(const char *name)
 {
     static const char *const names[] = {"json", "iproute2", "sonic", "frr"};
@@ -23,7 +40,7 @@ static void out_prefix(fab_out *out, const fab_topo *topo, uint16_t usid)
     uint8_t a[16];
     fab_plan_container(&topo->plan, &usid, 1, a);
     fab_out_addr(out, a);
-    fab_out_str(out, "/48");
+    fab_out_fmt(out, "/%u", LOC_BLOCK_LEN + LOC_NODE_LEN);
 }
 
 static void out_ifname(fab_out *out, const fab_topo *topo, uint32_t sw, unsigned port)
@@ -56,7 +73,21 @@ static void render_iproute2(fab_out *out, const fab_topo *topo, uint32_t sw, con
     fab_out_fmt(out, "# mrcfab static SRv6 table of %s (plane %u, %s %u, uSID 0x%04x)\n",
                 fab_str(topo, s->name), s->plane, s->tier == FAB_TIER_T0 ? "T0" : "T1", s->index,
                 s->usid);
-    fab_out_str(out, "# apply with: ip -batch FILE (needs net.ipv6.conf.all.forwarding=1)\n");
+    /* ip -batch stops at the first line that fails, so one missing port would leave every
+     * route after it out: each line is a replace, and -force goes on past a failed one */
+    fab_out_str(out, "# apply with: ip -force -batch FILE\n"
+                     "#   every line replaces, so a second run changes nothing; -force applies "
+                     "every line\n"
+                     "#   it can and exits 1 if one failed (plain ip -batch stops at the first "
+                     "failure)\n"
+                     "# before it:\n");
+    fab_out_fmt(out,
+                "#   the %zu ports named below exist and are up (a route through a missing "
+                "or down port fails)\n",
+                n - 1);
+    fab_out_fmt(out, "#   the SID device %s exists and is up (e.g. ip link add %s type dummy)\n",
+                fab_str(topo, s->sid_dev), fab_str(topo, s->sid_dev));
+    fab_out_str(out, "#   IPv6 forwarding is on (sysctl -w net.ipv6.conf.all.forwarding=1)\n");
     for (size_t i = 1; i < n; i++) {
         fab_out_str(out, "address replace ");
         out_lladdr(out, topo, sw, r[i].port);
@@ -159,8 +190,11 @@ static void render_sonic(fab_out *out, const fab_topo *topo, uint32_t sw, const 
     fab_plan_container(&topo->plan, &s->usid, 1, loc);
     fab_out_str(out, "{\n\"SRV6_MY_LOCATORS\": {\"" LOCATOR_NAME "\": {\"prefix\": \"");
     fab_out_addr(out, loc);
-    fab_out_str(out, "\", \"block_len\": \"32\", \"node_len\": \"16\", \"func_len\": \"16\", "
-                     "\"arg_len\": \"0\"}},\n\"SRV6_MY_SIDS\": {\"" LOCATOR_NAME "|");
+    fab_out_fmt(out,
+                "\", \"block_len\": \"%u\", \"node_len\": \"%u\", \"func_len\": \"%u\", "
+                "\"arg_len\": \"0\"}},\n",
+                LOC_BLOCK_LEN, LOC_NODE_LEN, LOC_FUNC_LEN);
+    fab_out_str(out, "\"SRV6_MY_SIDS\": {\"" LOCATOR_NAME "|");
     out_prefix(out, topo, s->usid);
     fab_out_str(out, "\": {\"action\": \"uN\", \"decap_dscp_mode\": \"pipe\"}},\n\"INTERFACE\": {");
     for (size_t i = 1; i < n; i++) {
@@ -184,20 +218,64 @@ static void render_sonic(fab_out *out, const fab_topo *topo, uint32_t sw, const 
         }
         fab_out_str(out, "\"ifname\": \"");
         out_ifname(out, topo, sw, r[i].port);
-        fab_out_str(out, "\"}");
+        /* bgpcfgd (managers_static_rt.py) tags a route without "advertise": "false" for
+         * redistribution into BGP, whatever the YANG model's default says */
+        fab_out_str(out, "\", \"advertise\": \"false\"}");
     }
     fab_out_str(out, "}\n}\n");
+}
+
+/*
+ * The locator's prefix line as FRR 10.4's zebra prints it in its running config
+ * (zebra_sr_config(), zebra/zebra_srv6_vty.c): each length only when it is not FRR's default.
+ */
+static void out_frr_locator_prefix(fab_out *out, const fab_topo *topo, uint16_t usid)
+{
+    const unsigned plen = LOC_BLOCK_LEN + LOC_NODE_LEN;
+    fab_out_str(out, "    prefix ");
+    out_prefix(out, topo, usid);
+    if (LOC_BLOCK_LEN != plen - FRR_NODE_LEN_DEFAULT) {
+        fab_out_fmt(out, " block-len %u", LOC_BLOCK_LEN);
+    }
+    if (LOC_NODE_LEN != FRR_NODE_LEN_DEFAULT) {
+        fab_out_fmt(out, " node-len %u", LOC_NODE_LEN);
+    }
+    if (LOC_FUNC_LEN != FRR_FUNC_LEN_DEFAULT) {
+        fab_out_fmt(out, " func-bits %u", LOC_FUNC_LEN);
+    }
+    fab_out_char(out, '\n');
 }
 
 static void render_frr(fab_out *out, const fab_topo *topo, uint32_t sw, const fab_route *r,
                        size_t n)
 {
     const fab_sw *s = &topo->sw[sw];
+    const char *sid_dev = fab_str(topo, s->sid_dev);
     fab_out_fmt(out, "! mrcfab static SRv6 table of %s (plane %u, %s %u, uSID 0x%04x)\n",
                 fab_str(topo, s->name), s->plane, s->tier == FAB_TIER_T0 ? "T0" : "T1", s->index,
                 s->usid);
     fab_out_str(out, "! for FRR 10.4 (static-sids with uN need 10.3 or later; 10.5.0 does not "
-                     "install static SIDs)\n!\n");
+                     "install static SIDs)\n");
+    fab_out_fmt(out,
+                "! before it: the %zu ports named below exist and are up, and the SID "
+                "device " FRR_SRV6_IFNAME " exists and is up\n",
+                n - 1);
+    fab_out_str(out, "! (e.g. ip link add " FRR_SRV6_IFNAME " type dummy): staticd installs the uN "
+                     "SID on " FRR_SRV6_IFNAME " only once it is up\n");
+    if (strcmp(sid_dev, FRR_SRV6_IFNAME) != 0) {
+        /* staticd 10.4 looks up DEFAULT_SRV6_IFNAME by name for every uN: another name is
+         * never used, and saying nothing would leave an operator creating the wrong device */
+        fab_out_fmt(out,
+                    "! the topology names %s as this switch's SID device, but FRR 10.4 "
+                    "attaches SIDs to " FRR_SRV6_IFNAME " only\n",
+                    sid_dev);
+    }
+    /* zebra leaves the kernel's forwarding as it finds it (off in a new namespace) unless told,
+     * and a switch that does not forward drops every packet its uN and routes send on. Once on,
+     * zebra shows no line for it (zebra_ipv6_forwarding_cli_write), so frr-reload.py sends it
+     * again on every reload: that changes nothing, and the comment says so */
+    fab_out_str(out, "!\n! FRR does not show ipv6 forwarding once it is on: frr-reload.py sends it "
+                     "again\n! on every reload, which changes nothing\nipv6 forwarding\n!\n");
     for (size_t i = 1; i < n; i++) {
         fab_out_str(out, "interface ");
         out_ifname(out, topo, sw, r[i].port);
@@ -205,11 +283,9 @@ static void render_frr(fab_out *out, const fab_topo *topo, uint32_t sw, const fa
         out_lladdr(out, topo, sw, r[i].port);
         fab_out_str(out, "/64\nexit\n");
     }
-    fab_out_str(out,
-                "!\nsegment-routing\n srv6\n  locators\n   locator " LOCATOR_NAME "\n    prefix ");
-    out_prefix(out, topo, s->usid);
-    fab_out_str(out, " block-len 32 node-len 16 func-bits 16\n    behavior usid\n   exit\n"
-                     "   !\n  exit\n  !\n  static-sids\n   sid ");
+    fab_out_str(out, "!\nsegment-routing\n srv6\n  locators\n   locator " LOCATOR_NAME "\n");
+    out_frr_locator_prefix(out, topo, s->usid);
+    fab_out_str(out, "    behavior usid\n   exit\n   !\n  exit\n  !\n  static-sids\n   sid ");
     out_prefix(out, topo, s->usid);
     fab_out_str(out, " locator " LOCATOR_NAME " behavior uN\n  exit\n  !\n exit\n !\nexit\n!\n");
     for (size_t i = 1; i < n; i++) {

@@ -340,6 +340,22 @@ START_TEST(test_fab_tables_render_sonic)
             char ifname[FAB_IFNAME_MAX];
             ck_assert_int_eq(fab_switch_ifname(t, sw, r[i].port, ifname, sizeof(ifname)), 0);
             ck_assert_str_eq(json_object_get_string(member(e, "ifname", json_type_string)), ifname);
+            /* bgpcfgd redistributes into BGP every static route without advertise "false" */
+            ck_assert_str_eq(json_object_get_string(member(e, "advertise", json_type_string)),
+                             "false");
+            /* one next hop: a link-local address toward a switch, none (on-link) to a host */
+            int fields = 2;
+            if (r[i].peer_kind == FAB_PEER_SWITCH) {
+                uint8_t nh[16];
+                char via[46];
+                fab_route_nexthop(t, &r[i], nh);
+                ck_assert_str_eq(json_object_get_string(member(e, "nexthop", json_type_string)),
+                                 fab_addr_str(nh, via));
+                fields++;
+            } else {
+                ck_assert(!json_object_object_get_ex(e, "nexthop", NULL));
+            }
+            ck_assert_int_eq(json_object_object_length(e), fields);
         }
         json_object_put(o);
         free(text);
@@ -368,6 +384,43 @@ static size_t count_lines(const char *text, const char *start, const char *part,
         *pwith = with;
     }
     return n;
+}
+
+/*
+ * A batch of |nroutes| routes that survives a second run and a failed line: its comments come
+ * first and say how to apply it and what it needs; every command after them is a replace.
+ */
+static void check_iproute2_batch(const char *text, size_t nroutes, const char *sid_device)
+{
+    char want[160];
+    ck_assert_ptr_nonnull(strstr(text, "\n# apply with: ip -force -batch FILE\n"));
+    snprintf(want, sizeof(want), "\n#   the %zu ports named below exist and are up ", nroutes - 1);
+    ck_assert_msg(strstr(text, want) != NULL, "no \"%s\" in\n%s", want, text);
+    snprintf(want, sizeof(want), "\n#   the SID device %s exists and is up ", sid_device);
+    ck_assert_msg(strstr(text, want) != NULL, "no \"%s\" in\n%s", want, text);
+    ck_assert_ptr_nonnull(
+        strstr(text, "\n#   IPv6 forwarding is on (sysctl -w net.ipv6.conf.all.forwarding=1)\n"));
+    size_t addresses = 0, routes = 0;
+    int commands = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        ck_assert_msg(end != NULL, "the batch does not end with a newline");
+        if (*line == '#') {
+            ck_assert_msg(!commands, "a comment after the first command:\n%s", text);
+        } else if (strncmp(line, "address replace ", 16) == 0) {
+            addresses++;
+            commands = 1;
+        } else if (strncmp(line, "route replace ", 14) == 0) {
+            routes++;
+            commands = 1;
+        } else {
+            ck_abort_msg("a line that is neither a comment nor a replace: %.*s", (int)(end - line),
+                         line);
+        }
+        line = end + 1;
+    }
+    ck_assert_uint_eq(addresses, nroutes - 1);
+    ck_assert_uint_eq(routes, nroutes);
 }
 
 START_TEST(test_fab_tables_render_iproute2)
@@ -406,6 +459,7 @@ START_TEST(test_fab_tables_render_iproute2)
             }
             ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
         }
+        check_iproute2_batch(text, n, s.sid_device);
         free(text);
     }
     fab_tables_free(tab);
@@ -432,6 +486,7 @@ START_TEST(test_fab_tables_render_frr)
 {
     fab_topo *t = fab_test_load_file(FAB_TEST_SMALL);
     fab_tables *tab = fab_test_tables(t);
+    unsigned other_dev = 0;
     for (uint32_t sw = 0; sw < fab_topo_nswitches(t); sw++) {
         char *text = render(t, tab, sw, FAB_FMT_FRR);
         size_t n;
@@ -439,8 +494,37 @@ START_TEST(test_fab_tables_render_frr)
         char pfx[64], line[256];
         ck_assert_ptr_nonnull(strstr(text, "\n  static-sids\n"));
         prefix_text(t, &r[0], pfx);
-        snprintf(line, sizeof(line), "sid %s locator MRCFAB behavior uN\n", pfx);
+        /* staticd's own form (srv6_sid_cli_show, staticd/static_vty.c) */
+        snprintf(line, sizeof(line), "\n   sid %s locator MRCFAB behavior uN\n", pfx);
         ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
+        /* zebra's own form (zebra_sr_config, zebra/zebra_srv6_vty.c): block-len and node-len
+         * differ from FRR's defaults (prefix length - 24, 24), func-bits 16 is the default */
+        snprintf(line, sizeof(line),
+                 "\n   locator MRCFAB\n    prefix %s block-len 32 node-len 16\n"
+                 "    behavior usid\n   exit\n",
+                 pfx);
+        ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
+        ck_assert_uint_eq(count_lines(text, "    prefix ", NULL, NULL), 1);
+        ck_assert_ptr_null(strstr(text, "func-bits"));
+        ck_assert_ptr_nonnull(strstr(text, " which changes nothing\nipv6 forwarding\n!\n"));
+        /* what must be there before FRR loads it, the SID device first */
+        snprintf(line, sizeof(line),
+                 "\n! before it: the %zu ports named below exist and are up, and the SID device "
+                 "sr0 exists and is up\n",
+                 n - 1);
+        ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
+        fab_switch s;
+        ck_assert_int_eq(fab_switch_get(t, sw, &s), 0);
+        snprintf(line, sizeof(line),
+                 "\n! the topology names %s as this switch's SID device, but FRR 10.4 attaches "
+                 "SIDs to sr0 only\n",
+                 s.sid_device);
+        if (strcmp(s.sid_device, "sr0") == 0) {
+            ck_assert_ptr_null(strstr(text, "as this switch's SID device"));
+        } else {
+            ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
+            other_dev++;
+        }
         ck_assert_uint_eq(count_lines(text, "ipv6 route ", NULL, NULL), n - 1);
         for (size_t i = 1; i < n; i++) {
             prefix_text(t, &r[i], pfx);
@@ -448,6 +532,77 @@ START_TEST(test_fab_tables_render_frr)
             ck_assert_msg(strstr(text, line) != NULL, "no \"%s\" in\n%s", line, text);
         }
         free(text);
+    }
+    /* small.json gives p0-t1-0 the SID device srx */
+    ck_assert_uint_eq(other_dev, 1);
+    fab_tables_free(tab);
+    fab_topo_free(t);
+}
+END_TEST
+
+/* The whole of file |path| as a NUL-terminated string, or a failed test. */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fab_test_buf buf = {0};
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        ck_assert_int_eq(fab_test_buf_sink(&buf, chunk, got), 0);
+    }
+    ck_assert(!ferror(f));
+    fclose(f);
+    ck_assert_msg(buf.data != NULL, "%s is empty", path);
+    return buf.data;
+}
+
+/*
+ * Byte-exact renders of two switches of small.json, one of each tier, in every format: a T0
+ * with host ports, its own interface pattern and a per-port name; a T1 with its own SID
+ * device. After a deliberate change of a render, regenerate them with
+ *   mrcctl -t tests/unit/fabric/data/small.json routes render --switch SW --format F > FILE
+ * and review the difference.
+ */
+START_TEST(test_fab_tables_render_golden)
+{
+    static const struct {
+        const char *sw, *file;
+        fab_format fmt;
+    } cases[] = {
+        {"p0-t0-0", "p0-t0-0.json", FAB_FMT_JSON},
+        {"p0-t0-0", "p0-t0-0.ip", FAB_FMT_IPROUTE2},
+        {"p0-t0-0", "p0-t0-0.config_db.json", FAB_FMT_SONIC},
+        {"p0-t0-0", "p0-t0-0.frr.conf", FAB_FMT_FRR},
+        {"p0-t1-0", "p0-t1-0.json", FAB_FMT_JSON},
+        {"p0-t1-0", "p0-t1-0.ip", FAB_FMT_IPROUTE2},
+        {"p0-t1-0", "p0-t1-0.config_db.json", FAB_FMT_SONIC},
+        {"p0-t1-0", "p0-t1-0.frr.conf", FAB_FMT_FRR},
+    };
+    fab_topo *t = fab_test_load_file(FAB_TEST_SMALL);
+    fab_tables *tab = fab_test_tables(t);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/render/%s", FAB_TEST_DATA, cases[c].file);
+        char *want = read_text(path);
+        char *got = render(t, tab, fab_test_switch(t, cases[c].sw), cases[c].fmt);
+        if (strcmp(got, want) != 0) {
+            /* name the first line that differs: the whole files say little */
+            size_t at = 0, lineno = 1;
+            while (got[at] == want[at]) {
+                lineno += got[at] == '\n';
+                at++;
+            }
+            size_t from = at;
+            while (from > 0 && got[from - 1] != '\n') {
+                from--;
+            }
+            ck_abort_msg("%s: line %zu differs:\n got: %.*s\nwant: %.*s", cases[c].file, lineno,
+                         (int)strcspn(got + from, "\n"), got + from,
+                         (int)strcspn(want + from, "\n"), want + from);
+        }
+        free(got);
+        free(want);
     }
     fab_tables_free(tab);
     fab_topo_free(t);
@@ -539,6 +694,7 @@ Suite *fab_tables_suite(void)
     tcase_add_test(tc, test_fab_tables_render_sonic);
     tcase_add_test(tc, test_fab_tables_render_iproute2);
     tcase_add_test(tc, test_fab_tables_render_frr);
+    tcase_add_test(tc, test_fab_tables_render_golden);
     tcase_add_test(tc, test_fab_tables_render_errors);
     tcase_add_test(tc, test_fab_tables_render_refuses_unsafe_ifnames);
     tcase_set_timeout(tc, 60);
