@@ -18,6 +18,8 @@ packages+=(lintian scdoc mandoc man-db adduser)
 packages+=(prometheus)
 # the dashboard's browser test (tests/web) drives Debian's Chromium
 packages+=(chromium)
+# yanglint checks the SONiC render against SONiC's YANG model (tests/cli/render_consumers.sh)
+packages+=(libyang2-tools)
 # npm runs the schema validators; a machine that already has Node.js keeps its own
 if ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
