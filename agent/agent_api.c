@@ -246,7 +246,8 @@ static void ring_op(api_conn *c, const char *op, json_object *req)
             c->running = true;
         }
     } else if (strcmp(op, "ring_stop") == 0) {
-        /* the run's result is the answer */
+        /* the answer is the run's result, once every rank has finished the iteration the
+         * stop can still reach */
         if (agent_ring_stop(c->ring) != 0) {
             reply_error(c, "the ring is not running");
         }
