@@ -53,8 +53,6 @@ struct mrcctl_cmd {
      * its name, summary and commands. */
     const util_cli *cli;
     const mrcctl_cmd *subs; /* a group's commands, ended by a NULL name; NULL: one that runs */
-    /* Sets what its options start from that is known only at run time (NULL: nothing). */
-    void (*prepare)(void);
     /* Runs it on its |operands| (borrowed); returns the exit code. */
     int (*run)(mrcctl *c, int noperands, char **operands);
 };

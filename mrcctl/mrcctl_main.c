@@ -304,9 +304,6 @@ static int run_level(mrcctl *c, const mrcctl_cmd *cmd, const mrcctl_cmd *const *
     tables[nt++] = common;
     tables[nt] = NULL;
     cli.tables = tables;
-    if (cmd && cmd->prepare) {
-        cmd->prepare();
-    }
     rv = parse_level(c, &cli, argc, argv, &n, &operands);
     if (rv != UTIL_CLI_RUN) {
         util_opt_free(common);

@@ -276,7 +276,7 @@ static int run_install(mrcctl *c, int n, char **operands)
 static const util_opt render_opts[] = {
     {.name = "switch", .kind = UTIL_OPT_STR, .dest = &ro.sw, .arg = "NAME", .help = "the switch whose table is rendered"},
     {.name = "all", .kind = UTIL_OPT_BOOL, .dest = &ro.all, .help = "every switch's table"},
-    {.name = "format", .kind = UTIL_OPT_STR, .def = "json", .dest = &ro.fmt, .arg = "FORMAT", .choices = "json|iproute2|sonic|frr", .help = "json (the table), iproute2 (ip -batch), sonic (config_db) or frr (FRR 10.4)"},
+    {.name = "format", .kind = UTIL_OPT_STR, .def = "json", .dest = &ro.fmt, .arg = "FORMAT", .choices = "json|iproute2|sonic|frr", .help = "json (the table), iproute2 (for ip -force -batch), sonic (config_db) or frr (FRR 10.4)"},
     {.name = "out", .kind = UTIL_OPT_STR, .dest = &ro.out, .arg = "DIR", .help = "write one file per switch into DIR (created if missing) instead of stdout"},
     UTIL_OPT_END,
 };

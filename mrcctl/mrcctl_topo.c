@@ -84,10 +84,10 @@ static json_object *end_json(const char *elem, unsigned port, const char *ifname
     return o;
 }
 
-/* The lists print one row a line. With a header line that names the columns (when stdout is
- * a terminal, or with --header) the columns are aligned under it, padded to the widest value,
- * which takes a first pass over the rows; without one (scripts that read the rows) they are
- * one space apart, in one pass. */
+/* The lists print one row a line. With the header line that names the columns (the default)
+ * the columns are aligned under it, padded to the widest value, which takes a first pass over
+ * the rows; with --no-header (scripts that read the rows) they are one space apart, in one
+ * pass. */
 #define COLS_MAX 10
 typedef struct row {
     const char *col[COLS_MAX]; /* borrowed */
@@ -100,12 +100,8 @@ typedef struct table {
     bool printing; /* the second pass */
 } table;
 
-static bool header; /* --header */
+static bool header; /* --header, the default */
 
-static void header_prepare(void)
-{
-    header = isatty(STDOUT_FILENO) == 1;
-}
 
 static void table_init(table *t, const char *const *names, unsigned ncols)
 {
@@ -403,7 +399,7 @@ static const util_opt expand_opts[] = {
     UTIL_OPT_END,
 };
 static const util_opt list_opts[] = {
-    {.name = "header", .kind = UTIL_OPT_BOOL, .dest = &header, .help = "print a first line naming the columns (default: when stdout is a terminal)"},
+    {.name = "header", .kind = UTIL_OPT_BOOL, .def = "true", .dest = &header, .help = "a first line naming the columns, and the columns aligned under it (--no-header: rows alone, one space apart, for scripts)"},
     UTIL_OPT_END,
 };
 /* clang-format on */
@@ -431,7 +427,7 @@ static const util_cli expand_cli = {
 };
 static const util_cli cables_cli = {
     .prog = "mrcctl topo cables",
-    .usage = "mrcctl topo cables [FILE] [--header] [--json] [OPTIONS]",
+    .usage = "mrcctl topo cables [FILE] [--no-header] [--json] [OPTIONS]",
     .about =
         "Lists every cable once, from its T0 end, with the interface names at both ends:\n"
         "KIND (host or uplink), PLANE, T0, T0-PORT, T0-IF, PEER, PEER-PORT, PEER-IF.\n" FILE_NOTE,
@@ -440,7 +436,7 @@ static const util_cli cables_cli = {
 };
 static const util_cli hosts_cli = {
     .prog = "mrcctl topo hosts",
-    .usage = "mrcctl topo hosts [FILE] [--header] [--json] [OPTIONS]",
+    .usage = "mrcctl topo hosts [FILE] [--no-header] [--json] [OPTIONS]",
     .about = "Lists every cabled host port with its addresses and gateway: HOST, PORT, IFNAME,\n"
              "ADDRESS, USID-ADDRESS, GATEWAY, T0, T0-PORT, T0-IF and the uSID BLOCK.\n" FILE_NOTE,
     .tables = list_tables,
@@ -448,7 +444,7 @@ static const util_cli hosts_cli = {
 };
 static const util_cli switches_cli = {
     .prog = "mrcctl topo switches",
-    .usage = "mrcctl topo switches [FILE] [--header] [--json] [OPTIONS]",
+    .usage = "mrcctl topo switches [FILE] [--no-header] [--json] [OPTIONS]",
     .about =
         "Lists every switch: NAME, PLANE, TIER, INDEX, USID, SID-DEVICE and PORTS.\n" FILE_NOTE,
     .tables = list_tables,
@@ -467,17 +463,14 @@ static const mrcctl_cmd topo_cmds[] = {
     {.name = "cables",
      .summary = "list every cable with its interface names",
      .cli = &cables_cli,
-     .prepare = header_prepare,
      .run = run_cables},
     {.name = "hosts",
      .summary = "list every host port with its addresses and gateway",
      .cli = &hosts_cli,
-     .prepare = header_prepare,
      .run = run_hosts},
     {.name = "switches",
      .summary = "list every switch with its uSID and SID device",
      .cli = &switches_cli,
-     .prepare = header_prepare,
      .run = run_switches},
     {.name = NULL},
 };

@@ -187,7 +187,7 @@ SWITCHES=() HOSTS=() CABLES=() HOSTPORTS=() SWITCHLINES=()
 declare -A IS_SWITCH=() IS_HOST=() IS_HOSTPORT=()
 topo_load() {
     local out line name port
-    out=$("$bin/mrcctl" -t "$topo" topo switches 2>&1) ||
+    out=$("$bin/mrcctl" -t "$topo" topo switches --no-header 2>&1) ||
         bad "-t $topo is no topology mrcctl can read: $(head -n 1 <<<"${out#mrcctl: }")"
     mapfile -t SWITCHLINES <<<"$out"
     for line in "${SWITCHLINES[@]}"; do
@@ -195,7 +195,7 @@ topo_load() {
         SWITCHES+=("$name")
         IS_SWITCH[$name]=1
     done
-    mapfile -t HOSTPORTS < <(mrcctl topo hosts)
+    mapfile -t HOSTPORTS < <(mrcctl topo hosts --no-header)
     for line in "${HOSTPORTS[@]}"; do
         read -r name port _ <<<"$line"
         IS_HOSTPORT[$name:$port]=1
@@ -204,7 +204,7 @@ topo_load() {
             HOSTS+=("$name")
         fi
     done
-    mapfile -t CABLES < <(mrcctl topo cables)
+    mapfile -t CABLES < <(mrcctl topo cables --no-header)
     if [ ${#SWITCHES[@]} -eq 0 ] || [ ${#HOSTS[@]} -eq 0 ] || [ ${#CABLES[@]} -eq 0 ]; then
         bad "-t $topo has no switch, host or cable to build a lab of"
     fi

@@ -163,7 +163,7 @@ cmds=()
 lab_up=1
 lab up --fabric-only >/dev/null || fail "lab.sh up --fabric-only"
 # host port 0: "ifname inner-address usid-address"
-port0() { mrcctl topo hosts | awk -v h="$1" '$1 == h && $2 == 0 {print $3, $4, $5; f = 1}
+port0() { mrcctl topo hosts --no-header | awk -v h="$1" '$1 == h && $2 == 0 {print $3, $4, $5; f = 1}
     END {exit !f}'; }
 read -r sif saddr susid < <(port0 "$src") || fail "no host $src with a port 0 in $topo"
 read -r dif daddr dusid < <(port0 "$dst") || fail "no host $dst with a port 0 in $topo"

@@ -347,19 +347,19 @@ check 'for c in "${commands[@]}"; do grep -q "^  $c  " "$tmp/out" || exit 1; don
 run deny --help
 check 'grep -q "^  ls  " "$tmp/out" && grep -q "^  add  " "$tmp/out" && grep -q "^  rm  " "$tmp/out" && grep -q "^  check  " "$tmp/out" && ! grep -q "^  topo" "$tmp/out"' "mrcctl deny --help lists deny's commands"
 
-# 6. the topo lists: a header naming the columns (a terminal, or --header; scripts see rows
-# only), columns aligned, and --json with an object per row
+# 6. the topo lists: a header naming the columns (--no-header: scripts see rows only), columns
+# aligned, and --json with an object per row
 declare -A heads=(
     [switches]="NAME PLANE TIER INDEX USID SID-DEVICE PORTS"
     [hosts]="HOST PORT IFNAME ADDRESS USID-ADDRESS GATEWAY T0 T0-PORT T0-IF BLOCK"
     [cables]="KIND PLANE T0 T0-PORT T0-IF PEER PEER-PORT PEER-IF"
 )
 for l in switches hosts cables; do
-    mrcctl -t "$lab" topo $l --header >"$tmp/$l.head"
-    mrcctl -t "$lab" topo $l >"$tmp/$l.rows"
+    mrcctl -t "$lab" topo $l >"$tmp/$l.head"
+    mrcctl -t "$lab" topo $l --no-header >"$tmp/$l.rows"
     mrcctl -t "$lab" topo $l --json >"$tmp/$l.json"
     ncols=$(wc -w <<<"${heads[$l]}")
-    check '[ "$(head -1 "$tmp/$l.head" | tr -s " ")" = "${heads[$l]}" ] && [ "$(sed 1d "$tmp/$l.head" | tr -s " ")" = "$(tr -s " " <"$tmp/$l.rows")" ] && ! grep -q "^${heads[$l]%% *} " "$tmp/$l.rows" && [ -z "$(awk -v n="$ncols" "NF != n" "$tmp/$l.head")" ]' "topo $l --header: '${heads[$l]}' over the rows, each with $ncols columns; without it (not a terminal) the rows only"
+    check '[ "$(head -1 "$tmp/$l.head" | tr -s " ")" = "${heads[$l]}" ] && [ "$(sed 1d "$tmp/$l.head" | tr -s " ")" = "$(tr -s " " <"$tmp/$l.rows")" ] && ! grep -q "^${heads[$l]%% *} " "$tmp/$l.rows" && [ -z "$(awk -v n="$ncols" "NF != n" "$tmp/$l.head")" ]' "topo $l: '${heads[$l]}' over the rows, each with $ncols columns; with --no-header the rows only"
     # the columns are aligned: each starts where its header's name does
     check 'python3 - "$tmp/$l.head" <<'"'"'PY'"'"'
 import re, sys

@@ -19,7 +19,7 @@ croot=$(lab addr root)
 url="http://[$croot]:$port"
 op_token=operator-token-0123456789
 {
-    for h in $("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}'); do
+    for h in $("$bin/mrcctl" -t "$topo" topo hosts --no-header | awk '!s[$1]++ {print $1}'); do
         echo "agent-token-$h-0123456789 agent $h"
         echo "agent-token-$h-0123456789" >"$work/token-$h"
     done
@@ -93,7 +93,7 @@ print(sum(x["probes_sent"] for x in e), sum(x["probes_lost"] for x in e))'
 }
 
 # 1. a denylist entry on p0-t0-0~p0-t1-1 reaches the agent within 1 s and its link goes quiet
-uplink=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
+uplink=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-1" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables --no-header))
 transfer 6
 sleep 1.5
 t0=$(now_ms)
@@ -124,7 +124,7 @@ echo "PASS: the entry lifted, h0's EVs over p0-t1-1 returned in $(($(now_ms) - t
 
 # 2. p0-t0-0 -> p0-t1-0 drops 30 % of what it carries: its EVs go ASSUMED_BAD, the data flows;
 # once it heals, the engine's probes bring them back
-lossy=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-0" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
+lossy=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-0" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables --no-header))
 nsx p0-t0-0 nft -f - <<EOF
 table inet labfault {
     chain post { type filter hook postrouting priority 0; oifname "$lossy" numgen random mod 100 < 30 counter drop; }

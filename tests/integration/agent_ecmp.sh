@@ -29,7 +29,7 @@ trap cleanup EXIT INT TERM
 # shellcheck source=tests/integration/agent_common.sh
 source "$root/tests/integration/agent_common.sh"
 # the inner address of host $1's port $2
-addr() { awk -v h="$1" -v p="$2" '$1 == h && $2 == p {print $4}' < <("$bin/mrcctl" -t "$topo" topo hosts); }
+addr() { awk -v h="$1" -v p="$2" '$1 == h && $2 == p {print $4}' < <("$bin/mrcctl" -t "$topo" topo hosts --no-header); }
 
 ip netns add "$na"
 ip netns add "$nb"

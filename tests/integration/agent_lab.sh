@@ -85,8 +85,8 @@ check h7 h0
 
 # garbage at an agent's port: from its T0, random bytes and mangled MRC-looking packets to the
 # address the port decapsulates; the agent counts them and nothing else changes
-t0=$(awk -v h=h5 '$1 == h && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts))
-uaddr=$(awk -v h=h5 '$1 == h && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts))
+t0=$(awk -v h=h5 '$1 == h && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts --no-header))
+uaddr=$(awk -v h=h5 '$1 == h && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts --no-header))
 before=$(nsx h5 "$bin/mrc-perf" status | jq_ io rx_garbage)
 garbage "$t0" "$uaddr" 4791
 sleep 0.5

@@ -109,9 +109,9 @@ check '[ "$rc" = 0 ] && [ "$(wc -l <"$work/out")" = 1 ] &&
 
 # --- heal --all: every kind at once ---------------------------------------------------------
 # shellcheck disable=SC2034 # both used in the checks' expressions
-upif=$("$bin/mrcctl" -t "$topo" topo cables | awk '$3 == "p0-t0-1" && $6 == "p0-t1-0" {print $5}')
+upif=$("$bin/mrcctl" -t "$topo" topo cables --no-header | awk '$3 == "p0-t0-1" && $6 == "p0-t1-0" {print $5}')
 # shellcheck disable=SC2034
-downif=$("$bin/mrcctl" -t "$topo" topo cables | awk '$3 == "p1-t0-0" && $6 == "h1" {print $5}')
+downif=$("$bin/mrcctl" -t "$topo" topo cables --no-header | awk '$3 == "p1-t0-0" && $6 == "h1" {print $5}')
 lab fault loss p0-t0-3 p0-t1-0 0.5 one-way
 lab fault blackhole p1-t1-1
 lab fault flap p0-t0-1 p0-t1-0 1
@@ -143,7 +143,7 @@ check '[ "$rc" = 0 ] && grep -q "^lab: no fault is in force: nothing to heal" "$
 lab fault loss h0 p0-t0-0 0.2 one-way
 check 'nsx p0-t0-0 nft list table inet lab_fault | grep -q "numgen random mod 100000 < 200 counter"' \
     "0.2 % is numgen over 100000 below 200"
-block=$("$bin/mrcctl" -t "$topo" topo hosts | awk '$1 == "h1" && $2 == 0 {print $5}')
+block=$("$bin/mrcctl" -t "$topo" topo hosts --no-header | awk '$1 == "h1" && $2 == 0 {print $5}')
 nsx h0 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)

@@ -27,7 +27,7 @@ while read -r name _; do
     *": 0 to add, 0 to change, 0 to remove,"*" 0 conflicts"*) ;;
     *) fail "second install of $name changed something: $out" ;;
     esac
-done < <("$bin/mrcctl" -t "$topo" topo switches)
+done < <("$bin/mrcctl" -t "$topo" topo switches --no-header)
 echo "PASS: a second install of every switch changes nothing"
 
 paths() { "$bin/lab-paths" -t "$topo" -p "$prefix" "$@"; }
@@ -49,7 +49,7 @@ paths || fail "after the links came back, not every EV arrived"
 echo "PASS: a NIC–T0 link down fails exactly its EVs; all recover"
 
 # a flapping cable goes down and up on its own until healed; then every EV arrives again
-cable_if() { "$bin/mrcctl" -t "$topo" topo cables | awk -v a="$1" -v b="$2" '$3 == a && $6 == b {print $5}'; }
+cable_if() { "$bin/mrcctl" -t "$topo" topo cables --no-header | awk -v a="$1" -v b="$2" '$3 == a && $6 == b {print $5}'; }
 upif=$(cable_if p0-t0-1 p0-t1-0)
 lab fault flap p0-t0-1 p0-t1-0 1
 seen=

@@ -22,7 +22,7 @@ croot=$(lab addr root)
 port=$((20000 + $$ % 20000))
 lport=$((port + 1))
 url="http://[$croot]:$port"
-hosts=$("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}')
+hosts=$("$bin/mrcctl" -t "$topo" topo hosts --no-header | awk '!s[$1]++ {print $1}')
 op_token=operator-token-0123456789
 {
     for h in h0 h5; do
@@ -133,7 +133,7 @@ scenario() {
 
 scenario "p0-t0-0~p0-t1-1 up" 0 1 $hold loss p0-t0-0 p0-t1-1 1 one-way
 # host h3's plane-1 port toward its T0
-t0name=$("$bin/mrcctl" -t "$topo" topo hosts | awk '$1 == "h3" && $2 == 1 {print $7}')
+t0name=$("$bin/mrcctl" -t "$topo" topo hosts --no-header | awk '$1 == "h3" && $2 == 1 {print $7}')
 scenario "h3:1 up" 1 - $hold loss h3 "$t0name" 1 one-way
 # a T1 that forwards nothing but keeps its links (neighbour discovery still answers)
 scenario "p1-t1-0 both" 1 0 $hold blackhole p1-t1-0

@@ -16,7 +16,7 @@ source "$root/tests/integration/agent_common.sh"
 lab_test pn
 
 lab up --fabric-only >/dev/null
-hosts=$("$bin/mrcctl" -t "$topo" topo hosts | awk '!s[$1]++ {print $1}')
+hosts=$("$bin/mrcctl" -t "$topo" topo hosts --no-header | awk '!s[$1]++ {print $1}')
 window_ms=500
 for h in $hosts; do
     bgx "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" --window-ms $window_ms \
@@ -63,7 +63,7 @@ print(f"PASS: healthy: {len(rs)} reports, every port sent {sent.pop()} a window,
 PYEOF
 
 # 2. p0-t0-0 -> p0-t1-0 drops 20 %
-link=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-0" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables))
+link=$(awk '$3 == "p0-t0-0" && $6 == "p0-t1-0" {print $5}' < <("$bin/mrcctl" -t "$topo" topo cables --no-header))
 nsx p0-t0-0 nft -f - <<NFT
 table inet labfault {
     chain post { type filter hook postrouting priority 0; oifname "$link" numgen random mod 100 < 20 counter drop; }
@@ -119,8 +119,8 @@ echo "PASS: validate with p1-t1-0 dead: $nfail paths failed, each over it"
 # 4. garbage at h5's plane-0 port from its T0: random bytes, and probe-looking packets (UDP
 # 4792, the magic) with random fields; the node counts those its filter lets in, stays up, and
 # misses nothing after
-t0name=$(awk '$1 == "h5" && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts))
-uaddr=$(awk '$1 == "h5" && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts))
+t0name=$(awk '$1 == "h5" && $2 == 0 {print $7}' < <("$bin/mrcctl" -t "$topo" topo hosts --no-header))
+uaddr=$(awk '$1 == "h5" && $2 == 0 {print $5}' < <("$bin/mrcctl" -t "$topo" topo hosts --no-header))
 garbage "$t0name" "$uaddr" 4792 MRCP
 t0=$(now_ms)
 sleep 1.8
