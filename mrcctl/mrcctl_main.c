@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mrcctl.h"
 #include "util.h"
@@ -148,54 +147,23 @@ static bool wants_json(int argc, char **argv, bool json)
     return json;
 }
 
-/* util_cli_parse, and with --json its fault also as an error document on stdout: util_cli_parse
- * says a fault on stderr only, so what it writes there is caught (a file, never a pipe that
- * could fill) and passed on, and its last line is the document's message. */
+/* A fault of the command line, with --json, also as an error document on stdout. */
+static void json_fault(void *user, const char *sentence)
+{
+    (void)user;
+    json_object *err = json_object_new_object(), *doc = json_object_new_object();
+    json_object_object_add(err, "code", json_object_new_int(UTIL_EXIT_USAGE));
+    json_object_object_add(err, "message", json_object_new_string(sentence));
+    json_object_object_add(doc, "error", err);
+    mrcctl_print_json(doc);
+}
+
+/* util_cli_parse, its faults also as error documents when the level asks for --json. */
 static int parse_level(mrcctl *c, const util_cli *cli, int argc, char **argv, int *pn, char ***pops)
 {
-    FILE *cap = wants_json(argc, argv, c->json) ? tmpfile() : NULL;
-    int saved = -1, rv;
-    if (cap) {
-        fflush(stderr);
-        saved = dup(STDERR_FILENO);
-        if (saved < 0 || dup2(fileno(cap), STDERR_FILENO) < 0) {
-            if (saved >= 0) {
-                close(saved);
-            }
-            fclose(cap);
-            cap = NULL;
-        }
-    }
-    rv = util_cli_parse(cli, argc, argv, pn, pops);
-    if (!cap) {
-        return rv;
-    }
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    char text[4096];
-    rewind(cap);
-    size_t len = fread(text, 1, sizeof(text) - 1, cap);
-    fclose(cap);
-    text[len] = '\0';
-    fputs(text, stderr);
-    if (rv == UTIL_EXIT_USAGE && len > 0) {
-        while (len > 0 && text[len - 1] == '\n') {
-            text[--len] = '\0';
-        }
-        char *line = strrchr(text, '\n');
-        line = line ? line + 1 : text;
-        size_t plen = strlen(cli->prog);
-        if (strncmp(line, cli->prog, plen) == 0 && strncmp(line + plen, ": ", 2) == 0) {
-            line += plen + 2;
-        }
-        json_object *err = json_object_new_object(), *doc = json_object_new_object();
-        json_object_object_add(err, "code", json_object_new_int(UTIL_EXIT_USAGE));
-        json_object_object_add(err, "message", json_object_new_string(line));
-        json_object_object_add(doc, "error", err);
-        mrcctl_print_json(doc);
-    }
-    return rv;
+    util_cli with = *cli;
+    with.fault = wants_json(argc, argv, c->json) ? json_fault : NULL;
+    return util_cli_parse(&with, argc, argv, pn, pops);
 }
 
 static void common_free(mrcctl_common *o)

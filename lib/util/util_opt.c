@@ -248,7 +248,12 @@ int util_cli_fail(const util_cli *cli, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s; see %s --help\n", cli->prog, msg, cli->prog);
+    char line[1200];
+    snprintf(line, sizeof(line), "%s; see %s --help", msg, cli->prog);
+    fprintf(stderr, "%s: %s\n", cli->prog, line);
+    if (cli->fault) {
+        cli->fault(cli->fault_user, line);
+    }
     return UTIL_EXIT_USAGE;
 }
 

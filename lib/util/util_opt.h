@@ -59,6 +59,11 @@ typedef struct util_cli {
     unsigned min_operands, max_operands;
     const char *operands; /* what they are, for the sentence when they are missing ("FILE") */
     const char *more; /* text for --help after the options (commands, files); may be NULL */
+    /* Called with each fault's line as stderr has it, without the program's name in front
+     * ("MESSAGE; see PROG --help"), for a program that also says it elsewhere (mrcctl --json's
+     * error document); NULL: none. */
+    void (*fault)(void *user, const char *sentence);
+    void *fault_user;
 } util_cli;
 
 /* util_cli_parse's answer when the program is to go on. */
