@@ -522,7 +522,11 @@ static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
     fab_host_ifname(topo, io->cfg.host, pt->index, ifname, sizeof(ifname));
     unsigned ifindex = if_nametoindex(ifname);
     if (!ifindex) {
-        snprintf(err, errlen, "port %u: no interface %s in this namespace", pt->index, ifname);
+        snprintf(err, errlen,
+                 "port %u: no interface %s in this network namespace: run the agent on host %s "
+                 "(in the lab, in its namespace: ip netns exec PREFIX-%s mrc-agent ...)",
+                 pt->index, ifname, fab_host_name(topo, io->cfg.host),
+                 fab_host_name(topo, io->cfg.host));
         return -ENODEV;
     }
     pt->ifindex = ifindex;
@@ -565,7 +569,14 @@ static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
     return 0;
 fail:
     rv = -errno;
-    snprintf(err, errlen, "port %u (%s): %s", pt->index, ifname, strerror(errno));
+    snprintf(err, errlen, "port %u (%s): %s%s", pt->index, ifname, strerror(errno),
+             errno == EPERM || errno == EACCES
+                 ? ": the agent needs CAP_NET_RAW and CAP_NET_ADMIN (run it as root, or as "
+                   "mrc-agent.service runs it)"
+             : errno == EADDRNOTAVAIL
+                 ? ": the port does not hold the host's address the topology gives it (is this "
+                   "the host --host names? mrcctl topo hosts lists each port's address)"
+                 : "");
     return rv;
 }
 
