@@ -58,6 +58,12 @@ endforeach()
 option(MRCFAB_MAN "Build the man pages (needs scdoc)" ON)
 if(MRCFAB_MAN)
   find_program(SCDOC scdoc REQUIRED)
+  # the pages' date is the last commit's, so that two builds of one tree give the same pages
+  execute_process(COMMAND git -C ${PROJECT_SOURCE_DIR} log -1 --format=%ct
+                  OUTPUT_VARIABLE MRCFAB_SOURCE_DATE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(MRCFAB_SOURCE_DATE STREQUAL "")
+    set(MRCFAB_SOURCE_DATE 0)
+  endif()
   file(GLOB MRCFAB_MAN_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.scd)
   set(MRCFAB_MAN_PAGES)
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/man)
@@ -65,7 +71,9 @@ if(MRCFAB_MAN)
     get_filename_component(page ${src} NAME_WLE)
     set(out ${CMAKE_BINARY_DIR}/man/${page})
     # tidy.awk drops the empty paragraph macros scdoc writes, so that mandoc -T lint is clean
-    add_custom_command(OUTPUT ${out} ${out}.gz COMMAND ${SCDOC} < ${src} > ${out}.raw
+    add_custom_command(OUTPUT ${out} ${out}.gz
+                       COMMAND ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${MRCFAB_SOURCE_DATE}
+                               ${SCDOC} < ${src} > ${out}.raw
                        COMMAND awk -f ${PROJECT_SOURCE_DIR}/docs/man/tidy.awk ${out}.raw > ${out}
                        COMMAND gzip -9nc ${out} > ${out}.gz
                        DEPENDS ${src} ${PROJECT_SOURCE_DIR}/docs/man/tidy.awk
