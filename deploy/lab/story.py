@@ -46,8 +46,8 @@ class Lab:
         self.ctl = f"http://[{root}]:{a.port}"
         self.loc = f"http://[{root}]:{a.port + 1}"
         self.reader = open(os.path.join(a.dir, "token", "reader")).read().strip()
-        self.switches = [l.split() for l in self.mrcctl("topo", "switches").splitlines()]
-        self.host_ports = [l.split() for l in self.mrcctl("topo", "hosts").splitlines()]
+        self.switches = [l.split() for l in self.mrcctl("topo", "switches", "--no-header").splitlines()]
+        self.host_ports = [l.split() for l in self.mrcctl("topo", "hosts", "--no-header").splitlines()]
         self.hosts = list(dict.fromkeys(h[0] for h in self.host_ports))
 
     def run(self, *args):
