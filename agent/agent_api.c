@@ -431,7 +431,12 @@ int agent_api_connect(const char *path, char *err, size_t errlen)
     int fd = len ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) != 0) {
         int rv = len ? -errno : -EINVAL;
-        snprintf(err, errlen, "no agent at %s: %s", path, strerror(-rv));
+        /* an abstract socket is one per network namespace: the usual miss is the namespace */
+        snprintf(err, errlen,
+                 "no agent at %s (%s): start mrc-agent on this host, or run this in the host's "
+                 "network namespace (in the lab: ip netns exec PREFIX-HOST mrc-perf ...), or "
+                 "give the agent's socket with --agent",
+                 path, strerror(-rv));
         if (fd >= 0) {
             close(fd);
         }
