@@ -1777,3 +1777,35 @@ size_t probe_infer_pending(const probe_infer *inf)
     }
     return n;
 }
+
+size_t probe_infer_pending_list(const probe_infer *inf, probe_comp *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < inf->nvs; i++) {
+        if (inf->vs[i].selected && !inf->vs[i].confirmed) {
+            if (n < max) {
+                out[n] = key_comp(inf->vs[i].ev.key);
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+int probe_infer_window_lost(const probe_infer *inf, uint64_t window, const probe_comp *c,
+                            uint64_t *plost)
+{
+    const slot *s = &inf->slots[window % NSLOT];
+    if (c->type >= PROBE_COMP_TYPES || c->plane >= inf->cfg.planes || c->t0 >= inf->cfg.nt0 ||
+        c->other >= page_len(&inf->cfg, c->type)) {
+        return -EINVAL;
+    }
+    if (!inf->evaluated || window > inf->last_eval || !s->used || !s->final ||
+        s->window != window) {
+        return -ENOENT;
+    }
+    uint32_t e = ent_find(inf, key_make(c->type, c->plane, c->t0, c->other));
+    /* a thinned window kept one path in 2^shift: its count scaled back is the estimate */
+    *plost = e != NONE ? (uint64_t)slot_count(s, e) << s->shift : 0;
+    return 0;
+}

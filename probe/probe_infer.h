@@ -125,4 +125,15 @@ size_t probe_infer_pending(const probe_infer *inf);
  * snprintf would write. */
 int probe_comp_name(const probe_comp *c, char *dest, size_t destlen);
 
+/* Up to |max| of the components selected in the last evaluation but not (yet) confirmed into
+ * |out|. Returns how many there are (maybe more than |max|). Read-only. */
+size_t probe_infer_pending_list(const probe_infer *inf, probe_comp *out, size_t max);
+
+/* The lost probes of evaluated |window| on the paths that cross component |c| (senders short of
+ * their plan left out; scaled back up when the window was thinned, an estimate then) into
+ * |*plost|. Read-only. Returns 0, or -EINVAL (|c| not of the grid), -ENOENT (|window| not
+ * evaluated, or no longer among the windows of the longest horizon). */
+int probe_infer_window_lost(const probe_infer *inf, uint64_t window, const probe_comp *c,
+                            uint64_t *plost);
+
 #endif
