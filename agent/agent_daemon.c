@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* mrc-agent's parts joined. The controller's profile and denylist go to the node as they
  * arrive (from the controller or, at start, from the state directory); the ports' link state
- * goes to the engine and to the controller; every interval a bounded report goes out. */
+ * goes to the engine and to the controller; every interval a bounded report goes out; a scrape
+ * of /metrics reads the counters of all of them. */
 #include "agent_daemon.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include "agent_api.h"
 #include "agent_ctl.h"
 #include "agent_deny.h"
+#include "agent_metrics.h"
 #include "agent_port.h"
 #include "agent_profile.h"
 #include "agent_report.h"
@@ -24,6 +26,7 @@ struct agent_daemon {
     const fab_topo *topo;
     agent_node *node;
     agent_api *api;
+    agent_metrics *metrics;
     agent_ctl *ctl;
     agent_port *ports;
     agent_report *report;
@@ -33,6 +36,7 @@ struct agent_daemon {
     unsigned nports;
     bool linked;
     uint64_t denied_changes;
+    agent_metrics_qp_sums retired; /* the counters of the QPs freed, for /metrics */
 };
 
 static void on_profile(void *user, const char *json, size_t len)
@@ -113,7 +117,9 @@ static void on_qp_new(void *user, mrc_qp *qp, uint32_t peer)
 
 static void on_qp_free(void *user, mrc_qp *qp)
 {
-    agent_report_qp_remove(((agent_daemon *)user)->report, qp);
+    agent_daemon *d = user;
+    agent_report_qp_remove(d->report, qp);
+    agent_metrics_qp_add(&d->retired, qp); /* so that the sums over QPs never fall */
 }
 
 static void on_ev_event(void *user, const mrc_ev_event *event)
@@ -203,6 +209,28 @@ static void api_status(void *user, json_object *o)
     json_object_object_add(o, "ev_states", evs);
 }
 
+/* A scrape of /metrics: the node's counters, then what the daemon holds. */
+static void metrics_fill(void *user, agent_metrics_snapshot *s)
+{
+    agent_daemon *d = user;
+    agent_metrics_from_node(d->node, &d->retired, s);
+    s->host = fab_host_name(d->topo, agent_node_host(d->node));
+    s->version = agent_version();
+    s->mode = d->cfg.node.mode == AGENT_IO_ECMP ? "ecmp" : "srv6";
+    for (unsigned p = 0; p < s->nports; p++) {
+        s->port_up[p] = d->ports && agent_port_up(d->ports, p);
+    }
+    s->controller = d->cfg.url != NULL;
+    s->connected = d->linked;
+    s->denylist_version = d->deny ? agent_deny_version(d->deny) : 0;
+    if (d->ctl) {
+        agent_ctl_stats st;
+        agent_ctl_get_stats(d->ctl, &st);
+        s->reports_sent = st.reports_sent;
+        s->reports_dropped = st.reports_dropped;
+    }
+}
+
 int agent_daemon_new(const agent_daemon_cfg *cfg, agent_daemon **pd, char *err, size_t errlen)
 {
     agent_daemon *d = util_xcalloc(1, sizeof(*d));
@@ -273,6 +301,13 @@ int agent_daemon_new(const agent_daemon_cfg *cfg, agent_daemon **pd, char *err, 
         event_add(d->report_timer, &tv);
     }
     rv = agent_api_new(d->node, cfg->api, api_status, d, &d->api, err, errlen);
+    if (rv == 0 && cfg->metrics) {
+        rv = agent_metrics_new(base, cfg->metrics, metrics_fill, d, &d->metrics, err, errlen);
+        if (rv == 0) {
+            util_log(UTIL_LOG_NOTICE, "metrics: GET /metrics on %s (port %u)", cfg->metrics,
+                     (unsigned)agent_metrics_port(d->metrics));
+        }
+    }
 out:
     if (rv != 0) {
         agent_daemon_free(d);
@@ -287,6 +322,7 @@ void agent_daemon_free(agent_daemon *d)
     if (!d) {
         return;
     }
+    agent_metrics_free(d->metrics);
     agent_api_free(d->api);
     if (d->report_timer) {
         event_free(d->report_timer);

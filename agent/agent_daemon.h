@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* mrc-agent's parts joined: the node (engine and plane ports), the controller client, the
- * port watcher, the reports and the local API. */
+ * port watcher, the reports, the local API and the metrics endpoint. */
 #ifndef AGENT_DAEMON_H
 #define AGENT_DAEMON_H
 
@@ -16,6 +16,7 @@ typedef struct agent_daemon_cfg {
     const char *oob;       /* where mrc-perf setup listens, told to the controller */
     unsigned report_s;     /* report interval, seconds */
     size_t report_max;     /* largest report, bytes (the controller's body limit) */
+    const char *metrics;   /* where GET /metrics is served, ADDR:PORT; NULL: nowhere */
 } agent_daemon_cfg;
 
 typedef struct agent_daemon agent_daemon;

@@ -195,7 +195,8 @@ static void send_port(agent_io *io, io_port *pt, struct mmsghdr *msgs, unsigned 
         int k = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT);
         if (k > 0) {
             for (unsigned i = done; i < done + (unsigned)k; i++) {
-                io->stats.tx_bytes += msgs[i].msg_hdr.msg_iov->iov_len - (pt->ll_ok ? IO_HEAD : 0);
+                io->stats.tx_port_bytes[pt->index] +=
+                    msgs[i].msg_hdr.msg_iov->iov_len - (pt->ll_ok ? IO_HEAD : 0);
             }
             io->stats.tx_pkts += (unsigned)k;
             io->stats.tx_frames += pt->ll_ok ? (unsigned)k : 0;
@@ -368,7 +369,7 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
             rx[k].len = len;
             rx[k].info = (mrc_rx_info){.port = (uint8_t)port};
             io->stats.rx_port[port]++;
-            io->stats.rx_bytes += rx[k].len;
+            io->stats.rx_port_bytes[port] += rx[k].len;
             if (io->cfg.mode == AGENT_IO_SRV6) {
                 rx[k].info.ecn = tc & 3;
                 rx[k].info.dscp = tc >> 2;
@@ -695,4 +696,10 @@ void agent_io_free(agent_io *io)
 void agent_io_get_stats(const agent_io *io, agent_io_stats *stats)
 {
     *stats = io->stats;
+    /* kept per port only (the same one addition per packet), summed here */
+    stats->rx_bytes = stats->tx_bytes = 0;
+    for (unsigned p = 0; p < MRC_MAX_PORTS; p++) {
+        stats->rx_bytes += stats->rx_port_bytes[p];
+        stats->tx_bytes += stats->tx_port_bytes[p];
+    }
 }

@@ -45,6 +45,7 @@ typedef struct agent_io_stats {
     uint64_t tx_blocked;  /* a port's socket was full: the port waited */
     uint64_t tx_frames;   /* SRv6: of tx_pkts, framed by the agent (the rest: by the kernel) */
     uint64_t rx_port[MRC_MAX_PORTS], tx_port[MRC_MAX_PORTS]; /* packets per plane port */
+    uint64_t rx_port_bytes[MRC_MAX_PORTS], tx_port_bytes[MRC_MAX_PORTS]; /* their bytes */
 } agent_io_stats;
 
 void agent_io_get_stats(const agent_io *io, agent_io_stats *stats);

@@ -9,11 +9,12 @@
 #include "agent.h"
 #include "agent_api.h"
 #include "agent_daemon.h"
+#include "agent_metrics.h"
 #include "util.h"
 
 static struct {
     char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *state_dir,
-        *oob;
+        *oob, *metrics;
     uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
         report_max;
 } o;
@@ -31,6 +32,7 @@ static const util_opt opts[] = {
     {.name = "oob", .kind = UTIL_OPT_STR, .dest = &o.oob, .arg = "[ADDR]:PORT", .help = "where mrc-perf setup reaches this host, told to the controller"},
     {.name = "report-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.report_interval, .arg = "S", .help = "seconds between reports to the controller"},
     {.name = "report-max", .kind = UTIL_OPT_UINT, .def = "65000", .min = 4096, .max = 16777216, .dest = &o.report_max, .arg = "BYTES", .help = "largest report (at most the controller's --max-body)"},
+    {.name = "metrics", .kind = UTIL_OPT_STR, .dest = &o.metrics, .arg = "ADDR:PORT", .check = agent_metrics_check_addr, .help = "serve Prometheus metrics at GET /metrics there ([ADDR]:PORT for IPv6; not given: not served)"},
     UTIL_OPT_MTU(&o.mtu),
     {.name = "evs", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1024, .dest = &o.evs, .help = "EVs per peer, spread over its paths"},
     UTIL_OPT_CC(&o.cc),
@@ -126,7 +128,8 @@ int main(int argc, char **argv)
                            .state_dir = o.state_dir,
                            .oob = o.oob,
                            .report_s = (unsigned)o.report_interval,
-                           .report_max = (size_t)o.report_max};
+                           .report_max = (size_t)o.report_max,
+                           .metrics = o.metrics};
     if (agent_daemon_new(&dc, &d, err, sizeof(err)) != 0) {
         fprintf(stderr, "mrc-agent: %s\n", err);
         goto out;
