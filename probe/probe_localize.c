@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
+/* The localizer: reports in, evaluations, evidence and denylist entries out (probe_localize.h). */
 #include "probe_localize.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "probe_node.h"
+#include "probe_post.h"
 #include "probe_wire.h"
-#include "util.h"
 
 #define LOC_PENDING 8     /* windows awaiting their reports */
 #define LOC_VERDICTS 4096 /* confirmed verdicts read per evaluation */
@@ -19,44 +22,114 @@
 #define LOC_TICK_US 100000
 #define LOC_HEARTBEAT_S 5 /* GET /api/v1/whoami: the controller's list of probers sees it alive */
 #define MAX_PLANE 64
+/* results, and verdicts, in one evidence post (the API's bound) */
+#define LOC_POST_MAX 4096
+/* the size a post aims under: the controller's default --max-body is 64 KiB */
+#define LOC_POST_BYTES 60000
+#define LOC_POST_TIMEOUT_MS 5000
+/* a failed denylist request is tried again after this, doubling up to the second */
+#define LOC_RETRY_MS 500
+#define LOC_RETRY_MAX_MS 10000
+
+/* Every verdict travels in one post: the controller takes the set whole (a verdict missing from
+ * the next post is over), so it cannot be split; there are never more of them than actions. */
+_Static_assert(LOC_ACTIONS <= LOC_POST_MAX, "the verdicts fit one post");
 
 typedef struct lwin {
     uint64_t window; /* UINT64_MAX: free */
     uint32_t nreports;
-    uint8_t *reported; /* per host */
+    uint8_t *reported;               /* per host */
+    uint32_t plane_hosts[MAX_PLANE]; /* nodes that reported a port of each plane */
 } lwin;
+
+/* A denylist entry of an action, one per element (probe_localize.h): on its way, at the
+ * controller, or given up. A request that failed for want of an answer (the controller away,
+ * 5xx, a timeout) is tried again after a backoff; before each add the controller's list is
+ * read, so an entry that is there already (a POST whose answer was lost, a localizer restarted)
+ * is found again rather than made twice. */
+enum {
+    ENT_WANT,     /* to be added, at next_try */
+    ENT_LOOKUP,   /* waiting for the controller's list */
+    ENT_POSTING,  /* POST in flight */
+    ENT_HELD,     /* at the controller: id (to be deleted at next_try when lifting) */
+    ENT_REFUSED,  /* the controller will not take it (409: the blast radius; 4xx) */
+    ENT_DELETING, /* DELETE in flight */
+    ENT_GONE,     /* lifted, or never added */
+};
+
+typedef struct action action;
+
+/* What an entry's request's callback needs: where the entry is. */
+typedef struct req_ctx {
+    probe_localize *loc;
+    action *act;
+    unsigned slot;
+} req_ctx;
+
+typedef struct ent {
+    int64_t id; /* the controller's, 0: none */
+    uint8_t st;
+    unsigned tries;      /* failed requests in a row */
+    uint32_t backoff_ms; /* the next wait after a failure */
+    uint64_t next_try;   /* monotonic ns */
+    util_http *req;      /* in flight, or NULL */
+    req_ctx ctx;         /* its callback's */
+} ent;
+
+typedef struct elem {
+    char element[96];
+    const char *scope;
+} elem;
 
 enum { ACT_FREE = 0, ACT_ADDING, ACT_IN_FORCE, ACT_REFUSED, ACT_LIFTING };
 
-typedef struct action {
+struct action {
     int state;
     probe_comp comp;
     probe_verdict v;
-    int64_t ids[LOC_ENTRIES];
-    unsigned nids, pending; /* requests in flight */
+    elem els[LOC_ENTRIES];
+    ent ents[LOC_ENTRIES];
+    unsigned nels;
     bool seen;              /* in the last evaluation's verdicts */
     uint64_t clean_since;   /* ns, 0: not clean */
     uint64_t lifted_at;     /* ns, 0: never */
     uint64_t lifted_window; /* the window evaluated when it was lifted */
     unsigned flaps;
     uint64_t hold_ns;
-} action;
+};
 
 struct probe_localize {
     probe_localize_cfg cfg;
     probe_infer *inf;
     uint32_t R, nhosts;
     uint32_t nt0, nt1, nports; /* the plan's grid */
-    uint64_t last_eval;        /* every window up to this one is evaluated */
+    unsigned planes;
+    uint64_t last_eval; /* every window up to this one is evaluated */
     lwin win[LOC_PENDING];
     action act[LOC_ACTIONS];
     probe_verdict *vbuf;
+    probe_comp *pbuf; /* pending components */
     struct event *tick;
     uint64_t evaluated, reports, posts, deletes, failures;
+    uint64_t refused[PROBE_REFUSALS];
+    uint64_t probes_sent[MAX_PLANE], probes_lost[MAX_PLANE];
+    double infer_sum_s, infer_last_s, infer_max_s; /* probe_infer_eval's time, monotonic */
     struct event *beat;
     util_http *beat_req; /* the heartbeat in flight, or NULL */
     bool beat_failing;   /* said once, until the controller answers again */
+    uint64_t beat_failures;
+    char me[64];         /* the token's name, as whoami says: the author of our entries */
+    util_http *list_req; /* GET /api/v1/denylist in flight, or NULL */
+    probe_post *post;    /* the evidence */
+    uint64_t results_posted, results_dropped;
 };
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static lwin *win_get(probe_localize *loc, uint64_t window, bool open)
 {
@@ -70,6 +143,7 @@ static lwin *win_get(probe_localize *loc, uint64_t window, bool open)
     w->window = window;
     w->nreports = 0;
     memset(w->reported, 0, loc->nhosts);
+    memset(w->plane_hosts, 0, sizeof(w->plane_hosts));
     return w;
 }
 
@@ -83,8 +157,8 @@ static int jint(json_object *o, const char *key, int64_t *v)
     return 0;
 }
 
-int probe_localize_report(probe_localize *loc, json_object *r, const char *sender, char *err,
-                          size_t errlen)
+static int report_take(probe_localize *loc, json_object *r, const char *sender, char *err,
+                       size_t errlen)
 {
     const fab_topo *topo = loc->cfg.topo;
     json_object *jh, *ports;
@@ -114,6 +188,8 @@ int probe_localize_report(probe_localize *loc, json_object *r, const char *sende
     /* everything checked before anything is fed: a bad report changes nothing */
     size_t n = json_object_array_length(ports);
     lwin *w = NULL;
+    uint64_t planes = 0; /* the planes of the report's ports */
+    uint64_t sent_by[MAX_PLANE] = {0}, lost_by[MAX_PLANE] = {0};
     for (int pass = 0; pass < 2; pass++) {
         /* the report's form first (pass 0), then whether its window is one being collected */
         if (pass == 1) {
@@ -151,6 +227,17 @@ int probe_localize_report(probe_localize *loc, json_object *r, const char *sende
             if (pass == 1) {
                 probe_infer_add_sent(loc->inf, (uint64_t)window, (unsigned)plane, (unsigned)t0,
                                      (unsigned)port, (uint32_t)sent, loc->R);
+                /* lost: what the node found missing, of which it lists the deficits (at most
+                 * --max-deficits); a report without the count has its deficits only */
+                int64_t missing = 0;
+                size_t nd = json_object_array_length(def);
+                if (jint(p, "missing", &missing) != 0 || missing < (int64_t)nd ||
+                    missing > UINT32_MAX) {
+                    missing = (int64_t)nd;
+                }
+                planes |= 1ull << plane;
+                sent_by[plane] += (uint64_t)sent;
+                lost_by[plane] += (uint64_t)missing;
             }
             for (size_t k = 0; k < json_object_array_length(def); k++) {
                 json_object *d = json_object_array_get_idx(def, k);
@@ -197,15 +284,36 @@ int probe_localize_report(probe_localize *loc, json_object *r, const char *sende
     w->reported[host] = 1;
     w->nreports++;
     loc->reports++;
+    for (unsigned p = 0; p < MAX_PLANE; p++) {
+        if (planes >> p & 1) {
+            w->plane_hosts[p]++;
+            loc->probes_sent[p] += sent_by[p];
+            loc->probes_lost[p] += lost_by[p];
+        }
+    }
     return 0;
 }
 
-/* --- verdicts to denylist entries ---------------------------------------------------------- */
+int probe_localize_report(probe_localize *loc, json_object *r, const char *sender, char *err,
+                          size_t errlen)
+{
+    int rv = report_take(loc, r, sender, err, errlen);
+    if (rv != 0) {
+        probe_localize_refused(loc, rv == -EPERM    ? PROBE_REFUSED_FORBIDDEN
+                                    : rv == -ESTALE ? PROBE_REFUSED_LATE
+                                                    : PROBE_REFUSED_INVALID);
+    }
+    return rv;
+}
 
-typedef struct elem {
-    char element[96];
-    const char *scope;
-} elem;
+void probe_localize_refused(probe_localize *loc, probe_refusal why)
+{
+    if ((unsigned)why < PROBE_REFUSALS) {
+        loc->refused[why]++;
+    }
+}
+
+/* --- verdicts to denylist entries ---------------------------------------------------------- */
 
 static void switch_name(const fab_topo *topo, unsigned plane, fab_tier tier, unsigned idx,
                         char *dest, size_t len)
@@ -267,128 +375,380 @@ static unsigned comp_elements(const probe_localize *loc, const probe_comp *c, el
     return n;
 }
 
-typedef struct req_ctx {
-    probe_localize *loc;
-    action *act;
-    unsigned slot;
-} req_ctx;
+static const char *comp_kind(const probe_comp *c)
+{
+    switch (c->type) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+        return "host_port";
+    case PROBE_COMP_T0_T1:
+    case PROBE_COMP_T1_T0:
+        return "link";
+    case PROBE_COMP_OPTIC:
+        return "optic";
+    default:
+        return "switch";
+    }
+}
+
+/* Whether the action's component probes clean: no verdict in the last evaluation, or a healed
+ * one. */
+static bool act_clean(const action *a)
+{
+    return !a->seen || a->v.healed;
+}
+
+/* The verdict's state as the controller's health API names it. */
+static const char *act_state(const probe_localize *loc, const action *a)
+{
+    if (a->state == ACT_LIFTING) {
+        return "lifting";
+    }
+    if (!loc->cfg.controller) {
+        return act_clean(a) ? "healed" : "logged";
+    }
+    if (a->state == ACT_REFUSED) {
+        return "refused";
+    }
+    if (act_clean(a)) {
+        return "healed"; /* its entries stand until the hold is over */
+    }
+    return a->state == ACT_ADDING ? "adding" : "denied";
+}
+
+/* A request of entry |e| that got no answer worth keeping: tried again after the backoff. */
+static void ent_retry(probe_localize *loc, action *a, ent *e, int st, const char *what,
+                      const char *why)
+{
+    char name[64];
+    probe_comp_name(&a->comp, name, sizeof(name));
+    loc->failures++;
+    e->st = (uint8_t)st;
+    e->next_try = mono_ns() + (uint64_t)e->backoff_ms * 1000000ull;
+    util_log(e->tries ? UTIL_LOG_DEBUG : UTIL_LOG_WARNING,
+             "%s for %s: %s; tried again in %.1f s and on (said once until it works)", what, name,
+             why, e->backoff_ms / 1000.0);
+    e->tries++;
+    e->backoff_ms = e->backoff_ms * 2 < LOC_RETRY_MAX_MS ? e->backoff_ms * 2 : LOC_RETRY_MAX_MS;
+}
+
+static void ent_ok(ent *e)
+{
+    e->tries = 0;
+    e->backoff_ms = LOC_RETRY_MS;
+    e->next_try = 0;
+}
+
+static void act_settle(probe_localize *loc, action *a);
+
+/* A request's failure in words: the transport's, or the status and the start of the body. */
+static void res_why(const util_http_result *res, char *dest, size_t len)
+{
+    if (res->rv) {
+        snprintf(dest, len, "%s", res->err);
+    } else {
+        snprintf(dest, len, "HTTP %d %.160s", res->status, res->body ? res->body : "");
+        dest[strcspn(dest, "\n")] = '\0';
+    }
+}
+
+/* Worth trying again: no answer, a server's error, or one that says to come back. */
+static bool res_transient(const util_http_result *res)
+{
+    return res->rv != 0 || res->status / 100 == 5 || res->status == 408 || res->status == 429;
+}
 
 static void on_added(void *user, util_http_result *res)
 {
     req_ctx *q = user;
+    probe_localize *loc = q->loc;
     action *a = q->act;
-    char name[64];
+    ent *e = &a->ents[q->slot];
+    char name[64], why[256];
     probe_comp_name(&a->comp, name, sizeof(name));
-    a->pending--;
+    e->req = NULL;
     char perr[128];
     json_object *id,
         *body = res->rv == 0 && res->body
                     ? util_json_parse("answer", res->body, res->len, perr, sizeof(perr))
                     : NULL;
-    if (res->rv == 0 && res->status == 201 && body && json_object_object_get_ex(body, "id", &id)) {
-        a->ids[q->slot] = json_object_get_int64(id);
-        util_log(UTIL_LOG_NOTICE, "denied %s: entry %" PRId64, name, a->ids[q->slot]);
+    if (res->rv == 0 && res->status == 201 && body && json_object_object_get_ex(body, "id", &id) &&
+        json_object_get_int64(id) > 0) {
+        e->id = json_object_get_int64(id);
+        e->st = ENT_HELD;
+        util_log(UTIL_LOG_NOTICE, "denied %s: entry %" PRId64 " (%s %s)%s", name, e->id,
+                 a->els[q->slot].element, a->els[q->slot].scope,
+                 e->tries ? " after the controller's failures" : "");
+        ent_ok(e);
+    } else if (res_transient(res) || (res->rv == 0 && res->status == 201)) {
+        /* it may have been committed all the same: the list read before the next try tells
+         * (and, when the action is lifting by then, whether there is an entry to delete) */
+        res_why(res, why, sizeof(why));
+        ent_retry(loc, a, e, ENT_WANT, "adding the entry", why);
     } else {
-        q->loc->failures++;
-        util_log(UTIL_LOG_WARNING, "the controller did not take the entry for %s: %s%d %.200s",
-                 name, res->rv ? res->err : "HTTP ", res->rv ? 0 : res->status,
-                 res->body ? res->body : "");
-        if (res->rv == 0 && res->status == 409) {
-            a->state = ACT_REFUSED; /* the blast radius: an operator decides */
-        }
+        /* 409: the blast radius, an operator decides; another 4xx will not change by asking
+         * again */
+        loc->failures++;
+        res_why(res, why, sizeof(why));
+        util_log(UTIL_LOG_WARNING, "the controller did not take the entry for %s: %s", name, why);
+        e->st = ENT_REFUSED;
     }
     json_object_put(body);
-    if (!a->pending && a->state == ACT_ADDING) {
-        a->state = ACT_IN_FORCE;
-    }
-    free(q);
+    act_settle(loc, a);
 }
 
-static void on_lifted(void *user, util_http_result *res)
+static void on_deleted(void *user, util_http_result *res)
 {
     req_ctx *q = user;
+    probe_localize *loc = q->loc;
     action *a = q->act;
-    a->pending--;
-    if (res->rv != 0 || (res->status / 100 != 2 && res->status != 404)) {
-        q->loc->failures++;
-        util_log(UTIL_LOG_WARNING, "lifting entry %" PRId64 ": %s%d", a->ids[q->slot],
-                 res->rv ? res->err : "HTTP ", res->rv ? 0 : res->status);
+    ent *e = &a->ents[q->slot];
+    char why[256];
+    e->req = NULL;
+    if (res->rv == 0 && (res->status / 100 == 2 || res->status == 404)) {
+        e->st = ENT_GONE;
+        e->id = 0;
+        ent_ok(e);
+    } else if (res_transient(res)) {
+        res_why(res, why, sizeof(why));
+        ent_retry(loc, a, e, ENT_HELD, "lifting the entry", why);
+    } else {
+        /* refused for good (403: our token may not): the entry stays for an operator */
+        loc->failures++;
+        res_why(res, why, sizeof(why));
+        util_log(UTIL_LOG_WARNING, "lifting entry %" PRId64 ": %s; left to an operator", e->id,
+                 why);
+        e->st = ENT_GONE;
     }
-    a->ids[q->slot] = 0;
-    if (!a->pending) {
-        char name[64];
-        probe_comp_name(&a->comp, name, sizeof(name));
-        util_log(UTIL_LOG_NOTICE, "lifted %s after %.0f s of clean probing", name,
-                 (double)a->hold_ns / 1e9);
-        a->state = ACT_FREE;
-        a->nids = 0;
-    }
-    free(q);
+    act_settle(loc, a);
 }
 
-static void request(probe_localize *loc, action *a, unsigned slot, const char *method,
-                    const char *url, const char *body, util_http_cb cb)
+/* Starts entry |slot|'s request; on failure to start it counts as one without an answer. */
+static void ent_request(probe_localize *loc, action *a, unsigned slot, const char *method,
+                        const char *url, const char *body, util_http_cb cb)
 {
     char err[256];
-    util_http *req;
-    req_ctx *q = util_xmalloc(sizeof(*q));
-    *q = (req_ctx){.loc = loc, .act = a, .slot = slot};
+    ent *e = &a->ents[slot];
+    e->ctx = (req_ctx){.loc = loc, .act = a, .slot = slot};
     util_http_opts o = {.method = method,
                         .bearer = loc->cfg.token,
                         .body = body,
                         .bodylen = body ? strlen(body) : 0,
                         .cafile = loc->cfg.cafile};
-    if (util_http_start(loc->cfg.base, url, &o, cb, q, &req, err, sizeof(err)) != 0) {
-        util_log(UTIL_LOG_WARNING, "the controller: %s", err);
-        loc->failures++;
-        free(q);
+    if (util_http_start(loc->cfg.base, url, &o, cb, &e->ctx, &e->req, err, sizeof(err)) != 0) {
+        e->req = NULL;
+        ent_retry(loc, a, e, cb == on_added ? ENT_WANT : ENT_HELD, method, err);
         return;
     }
-    a->pending++;
+    e->st = cb == on_added ? ENT_POSTING : ENT_DELETING;
+}
+
+static void ent_post(probe_localize *loc, action *a, unsigned i)
+{
+    char url[512], name[64], reason[256];
+    probe_comp_name(&a->comp, name, sizeof(name));
+    snprintf(reason, sizeof(reason),
+             "prober: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %.3g s, LLR %.0f)",
+             name, a->v.loss * 100, a->v.lost, a->v.sent,
+             (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, a->v.llr);
+    snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
+    json_object *b = json_object_new_object();
+    json_object_object_add(b, "element", json_object_new_string(a->els[i].element));
+    json_object_object_add(b, "scope", json_object_new_string(a->els[i].scope));
+    json_object_object_add(b, "reason", json_object_new_string(reason));
+    ent_request(loc, a, i, "POST", url, json_object_to_json_string(b), on_added);
+    json_object_put(b);
+    loc->posts++;
+}
+
+/* Whether entry |id| is some action's already. */
+static bool id_taken(const probe_localize *loc, int64_t id)
+{
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        const action *a = &loc->act[i];
+        for (unsigned k = 0; a->state != ACT_FREE && k < a->nels; k++) {
+            if (a->ents[k].id == id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The controller's entry for element |el| made by this localizer's token: a prober's, of the
+ * same element and scope, no maintenance window, its author our token's name (once whoami
+ * told it). Returns its id or 0. */
+static int64_t list_match(const probe_localize *loc, json_object *entries, const elem *el)
+{
+    for (size_t i = 0; i < json_object_array_length(entries); i++) {
+        json_object *e = json_object_array_get_idx(entries, i), *m;
+        const char *f[4] = {"element", "scope", "source", "author"}, *v[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] =
+                json_object_object_get_ex(e, f[k], &m) && json_object_is_type(m, json_type_string)
+                    ? json_object_get_string(m)
+                    : "";
+        }
+        int64_t id = json_object_object_get_ex(e, "id", &m) ? json_object_get_int64(m) : 0;
+        if (id > 0 && strcmp(v[0], el->element) == 0 && strcmp(v[1], el->scope) == 0 &&
+            strcmp(v[2], "prober") == 0 && (!loc->me[0] || strcmp(v[3], loc->me) == 0) &&
+            !json_object_object_get_ex(e, "window", &m) && !id_taken(loc, id)) {
+            return id;
+        }
+    }
+    return 0;
+}
+
+/* The controller's list is in: each entry waiting for it is found there, or added now (none
+ * when its action is lifting). A list that did not come puts them back to wait. */
+static void on_listed(void *user, util_http_result *res)
+{
+    probe_localize *loc = user;
+    char why[256], perr[128];
+    json_object *body = NULL, *entries = NULL;
+    loc->list_req = NULL;
+    if (res->rv == 0 && res->status == 200 && res->body) {
+        body = util_json_parse("the denylist", res->body, res->len, perr, sizeof(perr));
+    }
+    if (!body || !json_object_object_get_ex(body, "entries", &entries) ||
+        !json_object_is_type(entries, json_type_array)) {
+        entries = NULL;
+        res_why(res, why, sizeof(why));
+        if (res->rv == 0 && res->status == 200) {
+            snprintf(why, sizeof(why), "not a denylist: %s", perr);
+        }
+    }
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        action *a = &loc->act[i];
+        for (unsigned k = 0; a->state != ACT_FREE && k < a->nels; k++) {
+            ent *e = &a->ents[k];
+            if (e->st != ENT_LOOKUP) {
+                continue;
+            }
+            if (!entries) {
+                ent_retry(loc, a, e, ENT_WANT, "reading the denylist", why);
+                continue;
+            }
+            int64_t id = list_match(loc, entries, &a->els[k]);
+            if (id) {
+                char name[64];
+                probe_comp_name(&a->comp, name, sizeof(name));
+                util_log(UTIL_LOG_NOTICE, "denied %s: entry %" PRId64 " (%s %s), found again", name,
+                         id, a->els[k].element, a->els[k].scope);
+                e->id = id;
+                e->st = ENT_HELD;
+                ent_ok(e);
+            } else if (a->state == ACT_LIFTING) {
+                e->st = ENT_GONE;
+            } else {
+                ent_post(loc, a, k);
+            }
+        }
+        if (a->state != ACT_FREE) {
+            act_settle(loc, a);
+        }
+    }
+    json_object_put(body);
+}
+
+static void list_start(probe_localize *loc)
+{
+    char url[512], err[256];
+    if (loc->list_req) {
+        return;
+    }
+    snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
+    util_http_opts o = {.bearer = loc->cfg.token, .cafile = loc->cfg.cafile};
+    if (util_http_start(loc->cfg.base, url, &o, on_listed, loc, &loc->list_req, err, sizeof(err)) !=
+        0) {
+        loc->list_req = NULL;
+        util_http_result res = {.rv = -EIO, .err = err};
+        on_listed(loc, &res);
+    }
+}
+
+/* The action's state from its entries' (adding while one is on its way; lifting until none is
+ * left at the controller), and the requests now due: an add waits for the controller's list
+ * (never while the component probes clean: a healed verdict needs no entry), a lift deletes. */
+static void act_settle(probe_localize *loc, action *a)
+{
+    uint64_t now = mono_ns();
+    bool want_list = false, busy = false, adding = false, refused = false;
+    char url[512];
+    if (a->state == ACT_FREE || !loc->cfg.controller) {
+        return;
+    }
+    for (unsigned k = 0; k < a->nels; k++) {
+        ent *e = &a->ents[k];
+        if (a->state == ACT_LIFTING) {
+            if (e->st == ENT_WANT) {
+                /* never taken, as far as we know; a POST that timed out may have been committed
+                 * all the same, which the list tells */
+                if (e->tries && now >= e->next_try) {
+                    e->st = ENT_LOOKUP;
+                    want_list = true;
+                } else if (!e->tries) {
+                    e->st = ENT_GONE;
+                }
+            } else if (e->st == ENT_HELD && now >= e->next_try) {
+                snprintf(url, sizeof(url), "%s/api/v1/denylist/%" PRId64, loc->cfg.controller,
+                         e->id);
+                ent_request(loc, a, k, "DELETE", url, NULL, on_deleted);
+                loc->deletes++;
+            }
+            busy |= e->st != ENT_GONE && e->st != ENT_REFUSED;
+            continue;
+        }
+        if (e->st == ENT_WANT && now >= e->next_try && !act_clean(a)) {
+            e->st = ENT_LOOKUP;
+            want_list = true;
+        }
+        want_list |= e->st == ENT_LOOKUP && !loc->list_req;
+        adding |= e->st == ENT_WANT || e->st == ENT_LOOKUP || e->st == ENT_POSTING;
+        refused |= e->st == ENT_REFUSED;
+    }
+    if (a->state == ACT_LIFTING) {
+        if (!busy && !want_list) {
+            char name[64];
+            probe_comp_name(&a->comp, name, sizeof(name));
+            util_log(UTIL_LOG_NOTICE, "lifted %s after %.0f s of clean probing", name,
+                     (double)a->hold_ns / 1e9);
+            a->state = ACT_FREE;
+        }
+    } else {
+        a->state = adding ? ACT_ADDING : refused ? ACT_REFUSED : ACT_IN_FORCE;
+    }
+    if (want_list) {
+        list_start(loc);
+    }
 }
 
 static void deny(probe_localize *loc, action *a, uint64_t now)
 {
-    elem el[LOC_ENTRIES];
-    char name[64], url[512], reason[256];
-    unsigned n = comp_elements(loc, &a->comp, el);
+    char name[64];
     probe_comp_name(&a->comp, name, sizeof(name));
     /* dampening: failing again within the longest hold of its last lifting doubles the hold */
     bool flap = a->lifted_at && now - a->lifted_at < loc->cfg.hold_max_ns;
     a->flaps = flap ? a->flaps + 1 : 0;
     a->hold_ns = loc->cfg.hold_ns << (a->flaps < 16 ? a->flaps : 16);
     a->hold_ns = a->hold_ns < loc->cfg.hold_max_ns ? a->hold_ns : loc->cfg.hold_max_ns;
-    snprintf(reason, sizeof(reason),
-             "prober: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %.3g s, LLR %.0f)",
+    util_log(UTIL_LOG_NOTICE,
+             "verdict: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %.3g s, LLR %.0f) "
+             "(hold %.0f s)",
              name, a->v.loss * 100, a->v.lost, a->v.sent,
-             (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, a->v.llr);
-    util_log(UTIL_LOG_NOTICE, "verdict: %s (hold %.0f s)", reason, (double)a->hold_ns / 1e9);
-    a->state = ACT_ADDING;
-    a->nids = n;
+             (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, a->v.llr,
+             (double)a->hold_ns / 1e9);
+    a->nels = comp_elements(loc, &a->comp, a->els);
+    for (unsigned i = 0; i < a->nels; i++) {
+        a->ents[i] = (ent){.st = ENT_WANT, .backoff_ms = LOC_RETRY_MS};
+    }
     a->clean_since = 0;
-    if (!loc->cfg.controller) {
-        a->state = ACT_IN_FORCE;
-        return;
-    }
-    snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
-    for (unsigned i = 0; i < n; i++) {
-        json_object *b = json_object_new_object();
-        json_object_object_add(b, "element", json_object_new_string(el[i].element));
-        json_object_object_add(b, "scope", json_object_new_string(el[i].scope));
-        json_object_object_add(b, "reason", json_object_new_string(reason));
-        a->ids[i] = 0;
-        request(loc, a, i, "POST", url, json_object_to_json_string(b), on_added);
-        json_object_put(b);
-        loc->posts++;
-    }
-    if (!a->pending) {
-        a->state = ACT_REFUSED;
-    }
+    a->state = loc->cfg.controller ? ACT_ADDING : ACT_IN_FORCE;
+    act_settle(loc, a);
 }
 
 static void lift(probe_localize *loc, action *a, uint64_t now)
 {
-    char url[512];
     a->lifted_at = now;
     a->lifted_window = loc->last_eval;
     if (!loc->cfg.controller) {
@@ -396,18 +756,12 @@ static void lift(probe_localize *loc, action *a, uint64_t now)
         return;
     }
     a->state = ACT_LIFTING;
-    for (unsigned i = 0; i < a->nids; i++) {
-        if (a->ids[i] > 0) {
-            snprintf(url, sizeof(url), "%s/api/v1/denylist/%" PRId64, loc->cfg.controller,
-                     a->ids[i]);
-            request(loc, a, i, "DELETE", url, NULL, on_lifted);
-            loc->deletes++;
+    for (unsigned k = 0; k < a->nels; k++) {
+        if (a->ents[k].st == ENT_HELD) {
+            a->ents[k].next_try = 0; /* at once, whatever a failure before said */
         }
     }
-    if (!a->pending) {
-        a->state = ACT_FREE;
-        a->nids = 0;
-    }
+    act_settle(loc, a);
 }
 
 /* The action of component |c|, or a new one when |make|. A lifted component's action is kept
@@ -441,6 +795,247 @@ static action *action_of(probe_localize *loc, const probe_comp *c, bool make, ui
     return spare;
 }
 
+/* --- the evidence: POST /api/v1/probes after each window ----------------------------------- */
+
+/* A link direction packed dir << 30 | plane << 24 | t0 << 12 | other (sorts by class). */
+static uint32_t dir_pack(unsigned dir, unsigned plane, unsigned t0, unsigned other)
+{
+    return (uint32_t)dir << 30 | (uint32_t)plane << 24 | (uint32_t)t0 << 12 | (uint32_t)other;
+}
+
+typedef struct dirset {
+    uint32_t *d;
+    size_t n, cap;
+} dirset;
+
+static void dirset_add(dirset *s, uint32_t d)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->d = util_xrealloc(s->d, s->cap * sizeof(*s->d));
+    }
+    s->d[s->n++] = d;
+}
+
+/* Every link direction of component |c|: a link's own, a switch's or an optic group's each. */
+static void comp_dirs(const probe_localize *loc, const probe_comp *c, dirset *s)
+{
+    unsigned p = c->plane, g = loc->cfg.infer.optic_group;
+    switch (c->type) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+    case PROBE_COMP_T0_T1:
+    case PROBE_COMP_T1_T0:
+        dirset_add(s, dir_pack(c->type, p, c->t0, c->other));
+        break;
+    case PROBE_COMP_T0:
+        for (unsigned k = 0; k < loc->nports; k++) {
+            dirset_add(s, dir_pack(PROBE_NIC_T0, p, c->t0, k));
+            dirset_add(s, dir_pack(PROBE_T0_NIC, p, c->t0, k));
+        }
+        for (unsigned j = 0; j < loc->nt1; j++) {
+            dirset_add(s, dir_pack(PROBE_T0_T1, p, c->t0, j));
+            dirset_add(s, dir_pack(PROBE_T1_T0, p, c->t0, j));
+        }
+        break;
+    case PROBE_COMP_T1:
+        for (unsigned a = 0; a < loc->nt0; a++) {
+            dirset_add(s, dir_pack(PROBE_T0_T1, p, a, c->other));
+            dirset_add(s, dir_pack(PROBE_T1_T0, p, a, c->other));
+        }
+        break;
+    case PROBE_COMP_OPTIC:
+        for (unsigned j = c->other * g; j < (c->other + 1u) * g && j < loc->nt1; j++) {
+            dirset_add(s, dir_pack(PROBE_T0_T1, p, c->t0, j));
+            dirset_add(s, dir_pack(PROBE_T1_T0, p, c->t0, j));
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Direction |d| as a result's element and scope; false for a direction the fabric has no cable
+ * for (a hole, a missing T0-T1 cable), which the controller would refuse. */
+static bool dir_element(const probe_localize *loc, uint32_t d, char *el, size_t ellen,
+                        const char **pscope)
+{
+    unsigned dir = d >> 30, p = d >> 24 & 63, t0 = d >> 12 & 4095, o = d & 4095;
+    const fab_topo *topo = loc->cfg.topo;
+    fab_element fe;
+    char a[48], b[48], why[8];
+    *pscope = dir == PROBE_NIC_T0 || dir == PROBE_T0_T1 ? "up" : "down";
+    if (dir == PROBE_NIC_T0 || dir == PROBE_T0_NIC) {
+        uint32_t h = probe_wire_host(topo, p, t0, o);
+        if (h == FAB_NONE) {
+            return false;
+        }
+        snprintf(el, ellen, "%s:%u", fab_host_name(topo, h), p);
+        return true;
+    }
+    switch_name(topo, p, FAB_TIER_T0, t0, a, sizeof(a));
+    switch_name(topo, p, FAB_TIER_T1, o, b, sizeof(b));
+    snprintf(el, ellen, "%s~%s", a, b);
+    return fab_element_parse(topo, el, &fe, why, sizeof(why)) == 0;
+}
+
+/* A finite number in [lo, hi] for JSON, which has no NaN. */
+static double num(double x, double lo, double hi)
+{
+    return isfinite(x) ? (x < lo ? lo : x > hi ? hi : x) : lo;
+}
+
+static void time_str(uint64_t ns, char *dest, size_t len)
+{
+    time_t t = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    snprintf(dest, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ns / 1000000ull % 1000));
+}
+
+/* One verdict of the post (the contract's form). */
+static void verdict_json(const probe_localize *loc, const action *a, util_buf *b)
+{
+    char name[64], since[40];
+    probe_comp_name(&a->comp, name, sizeof(name));
+    time_str(a->v.since * loc->cfg.window_ns, since, sizeof(since));
+    util_buf_printf(b, "{\"component\":");
+    util_buf_json_str(b, name);
+    util_buf_printf(b, ",\"kind\":\"%s\",\"elements\":[", comp_kind(&a->comp));
+    for (unsigned k = 0; k < a->nels; k++) {
+        util_buf_printf(b, "%s{\"element\":", k ? "," : "");
+        util_buf_json_str(b, a->els[k].element);
+        util_buf_printf(b, ",\"scope\":\"%s\"}", a->els[k].scope);
+    }
+    util_buf_printf(b,
+                    "],\"loss\":%.6g,\"lost\":%" PRIu64 ",\"sent\":%" PRIu64
+                    ",\"horizon_s\":%.6g,\"llr\":%.6g,\"since\":\"%s\",\"state\":\"%s\","
+                    "\"entries\":[",
+                    num(a->v.loss, 0, 1), a->v.lost < a->v.sent ? a->v.lost : a->v.sent, a->v.sent,
+                    (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, num(a->v.llr, 0, 1e12),
+                    since, act_state(loc, a));
+    for (unsigned k = 0; k < a->nels; k++) {
+        util_buf_printf(b, "%s%" PRId64, k ? "," : "", a->ents[k].id > 0 ? a->ents[k].id : 0);
+    }
+    util_buf_printf(b, "]}");
+}
+
+/* The head every post of window |window| begins with. */
+static void post_head(const probe_localize *loc, uint64_t window, util_buf *b)
+{
+    util_buf_printf(b, "{\"window\":%" PRIu64 ",\"window_ms\":%" PRIu64, window,
+                    loc->cfg.window_ns / (uint64_t)1000000);
+}
+
+/*
+ * The evidence of evaluated |window| (its |nv| confirmed verdicts in vbuf): the first post holds
+ * the coverage of each plane whose nodes reported, the whole set of verdicts (they cannot be
+ * split: the controller takes each post's set as the whole) and the first results; results are
+ * split over further posts when there are more than LOC_POST_MAX or than LOC_POST_BYTES hold,
+ * since each is a count of its own that adds up wherever it travels.
+ */
+static void evidence(probe_localize *loc, uint64_t window, int nv)
+{
+    if (!loc->post) {
+        return;
+    }
+    dirset ds = {0};
+    for (int i = 0; i < nv; i++) {
+        comp_dirs(loc, &loc->vbuf[i].comp, &ds);
+    }
+    size_t np = probe_infer_pending_list(loc->inf, loc->pbuf, LOC_VERDICTS);
+    for (size_t i = 0; i < np && i < LOC_VERDICTS; i++) {
+        comp_dirs(loc, &loc->pbuf[i], &ds);
+    }
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        if (loc->act[i].state != ACT_FREE) {
+            comp_dirs(loc, &loc->act[i].comp, &ds);
+        }
+    }
+    if (ds.n) {
+        qsort(ds.d, ds.n, sizeof(*ds.d), cmp_u32);
+    }
+    char *bodies[64];
+    size_t nb = 0;
+    util_buf b = {0};
+    post_head(loc, window, &b);
+    util_buf_printf(&b, ",\"coverage\":[");
+    lwin *w = win_get(loc, window, false);
+    for (unsigned p = 0, first = 1; w && p < loc->planes && p < MAX_PLANE; p++) {
+        if (w->plane_hosts[p]) {
+            util_buf_printf(&b, "%s{\"plane\":%u,\"nic\":%.0f,\"uplink\":%.0f,\"hosts\":%u}",
+                            first ? "" : ",", p, loc->cfg.infer.n_nic, loc->cfg.infer.n_up,
+                            w->plane_hosts[p]);
+            first = 0;
+        }
+    }
+    util_buf_printf(&b, "],\"verdicts\":[");
+    for (unsigned i = 0, k = 0; i < LOC_ACTIONS; i++) {
+        const action *a = &loc->act[i];
+        if (a->state != ACT_FREE && a->nels) {
+            util_buf_printf(&b, "%s", k++ ? "," : "");
+            verdict_json(loc, a, &b);
+        }
+    }
+    util_buf_printf(&b, "],\"results\":[");
+    size_t inpost = 0;
+    uint32_t n_nic = (uint32_t)lround(loc->cfg.infer.n_nic),
+             n_up = (uint32_t)lround(loc->cfg.infer.n_up);
+    for (size_t i = 0; i < ds.n; i++) {
+        if (i && ds.d[i] == ds.d[i - 1]) {
+            continue;
+        }
+        char el[96];
+        const char *scope;
+        if (!dir_element(loc, ds.d[i], el, sizeof(el), &scope)) {
+            continue;
+        }
+        unsigned dir = ds.d[i] >> 30;
+        probe_comp c = {(uint8_t)dir, (uint8_t)(ds.d[i] >> 24 & 63),
+                        (uint16_t)(ds.d[i] >> 12 & 4095), (uint16_t)(ds.d[i] & 4095)};
+        uint64_t lost = 0, sent = dir <= PROBE_T0_NIC ? n_nic : n_up;
+        if (probe_infer_window_lost(loc->inf, window, &c, &lost) != 0) {
+            continue;
+        }
+        if (inpost == LOC_POST_MAX || (inpost && b.len > LOC_POST_BYTES)) {
+            util_buf_printf(&b, "]}");
+            if (nb == sizeof(bodies) / sizeof(bodies[0])) {
+                /* more than 64 posts a window: the rest waits for the next window's */
+                loc->results_dropped += inpost;
+                free(b.s);
+                b = (util_buf){0};
+                break;
+            }
+            bodies[nb++] = b.s;
+            b = (util_buf){0};
+            post_head(loc, window, &b);
+            util_buf_printf(&b, ",\"results\":[");
+            inpost = 0;
+        }
+        util_buf_printf(&b, "%s{\"element\":", inpost ? "," : "");
+        util_buf_json_str(&b, el);
+        util_buf_printf(&b, ",\"scope\":\"%s\",\"sent\":%" PRIu64 ",\"lost\":%" PRIu64 "}", scope,
+                        sent, lost < sent ? lost : sent);
+        inpost++;
+        loc->results_posted++;
+    }
+    if (b.s) {
+        util_buf_printf(&b, "]}");
+        bodies[nb++] = b.s;
+    }
+    free(ds.d);
+    probe_post_send(loc->post, bodies, nb);
+}
+
+/* --- evaluation ------------------------------------------------------------------------------ */
+
 static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
 {
     for (uint32_t h = 0; h < loc->nhosts; h++) {
@@ -459,7 +1054,12 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
             }
         }
     }
+    uint64_t t = mono_ns();
     int n = probe_infer_eval(loc->inf, window, loc->vbuf, LOC_VERDICTS);
+    double took = (double)(mono_ns() - t) / 1e9;
+    loc->infer_last_s = took;
+    loc->infer_sum_s += took;
+    loc->infer_max_s = took > loc->infer_max_s ? took : loc->infer_max_s;
     loc->last_eval = window;
     loc->evaluated++;
     if (n < 0) {
@@ -491,13 +1091,11 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
     }
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         action *a = &loc->act[i];
-        bool clean = !a->seen || a->v.healed;
-        if (a->state != ACT_IN_FORCE && a->state != ACT_REFUSED) {
+        if (a->state == ACT_FREE || a->state == ACT_LIFTING || !act_clean(a)) {
             continue;
         }
-        if (!clean) {
-            continue;
-        }
+        /* an entry still on its way counts too: a verdict that healed before the controller
+         * took it is over all the same */
         if (!a->clean_since) {
             a->clean_since = now;
         }
@@ -505,6 +1103,7 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
             lift(loc, a, now);
         }
     }
+    evidence(loc, window, n);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -521,10 +1120,17 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         }
         evaluate(loc, w, now);
     }
+    /* the entries' retries when their backoff is over */
+    for (unsigned i = 0; loc->cfg.controller && i < LOC_ACTIONS; i++) {
+        if (loc->act[i].state == ACT_ADDING || loc->act[i].state == ACT_LIFTING) {
+            act_settle(loc, &loc->act[i]);
+        }
+    }
 }
 
-/* The heartbeat's answer. A failure is said once (info) and not counted among the
- * localizer's failures: those are the denylist's, which its status reports. */
+/* The heartbeat's answer. A failure is said once (info) and counted apart from the denylist's
+ * (the status's failures), among the controller's in the metrics. Its answer names our token,
+ * the author of the entries the localizer finds again. */
 static void on_beat(void *user, util_http_result *res)
 {
     probe_localize *loc = user;
@@ -539,6 +1145,16 @@ static void on_beat(void *user, util_http_result *res)
         util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO,
                  "heartbeat to the controller: HTTP %d (said once until it answers)", res->status);
     }
+    if (ok && res->body) {
+        char perr[64];
+        json_object *b = util_json_parse("whoami", res->body, res->len, perr, sizeof(perr)), *m;
+        if (b && json_object_object_get_ex(b, "name", &m) &&
+            json_object_is_type(m, json_type_string)) {
+            snprintf(loc->me, sizeof(loc->me), "%s", json_object_get_string(m));
+        }
+        json_object_put(b);
+    }
+    loc->beat_failures += !ok;
     loc->beat_failing = !ok;
 }
 
@@ -562,6 +1178,7 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
         loc->beat_req = NULL;
         util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO, "heartbeat: %s", err);
         loc->beat_failing = true;
+        loc->beat_failures++;
     }
 }
 
@@ -573,10 +1190,12 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     loc->cfg = *cfg;
     loc->R = probe_plan_per_window(cfg->plan);
     loc->nhosts = fab_topo_nhosts(cfg->topo);
+    loc->planes = probe_plan_planes(cfg->plan);
     probe_plan_shape(cfg->plan, 0, &loc->nt0, &loc->nt1, &loc->nports);
     /* windows that began before it came are not its own */
     loc->last_eval = probe_node_clock() / cfg->window_ns;
     loc->vbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->vbuf));
+    loc->pbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->pbuf));
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         loc->win[i].window = UINT64_MAX;
         loc->win[i].reported = util_xcalloc(loc->nhosts, 1);
@@ -591,6 +1210,19 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     struct timeval tv = {0, LOC_TICK_US};
     event_add(loc->tick, &tv);
     if (cfg->controller) {
+        char url[512];
+        snprintf(url, sizeof(url), "%s/api/v1/probes", cfg->controller);
+        probe_post_cfg pc = {.base = cfg->base,
+                             .url = url,
+                             .token = cfg->token,
+                             .cafile = cfg->cafile,
+                             .timeout_ms = LOC_POST_TIMEOUT_MS};
+        rv = probe_post_new(&pc, &loc->post);
+        if (rv != 0) {
+            snprintf(err, errlen, "the evidence's sender: %s", strerror(-rv));
+            probe_localize_free(loc);
+            return rv;
+        }
         struct timeval btv = {LOC_HEARTBEAT_S, 0};
         loc->beat = event_new(cfg->base, -1, EV_PERSIST, heartbeat, loc);
         event_add(loc->beat, &btv);
@@ -612,43 +1244,68 @@ void probe_localize_free(probe_localize *loc)
         event_free(loc->beat);
     }
     util_http_cancel(loc->beat_req);
+    util_http_cancel(loc->list_req);
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        for (unsigned k = 0; k < LOC_ENTRIES; k++) {
+            util_http_cancel(loc->act[i].ents[k].req);
+        }
+    }
+    probe_post_free(loc->post);
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         free(loc->win[i].reported);
     }
     probe_infer_free(loc->inf);
     free(loc->vbuf);
+    free(loc->pbuf);
     free(loc);
 }
 
 json_object *probe_localize_status(const probe_localize *loc)
 {
-    static const char *const states[] = {"none", "adding", "denied", "refused", "lifting"};
+    static const char *const est[] = {"to add",  "looking up", "adding", "held",
+                                      "refused", "deleting",   "gone"};
     json_object *o = json_object_new_object(), *vs = json_object_new_array();
     json_object_object_add(o, "last_window", json_object_new_uint64(loc->last_eval));
     json_object_object_add(o, "evaluated", json_object_new_uint64(loc->evaluated));
     json_object_object_add(o, "reports", json_object_new_uint64(loc->reports));
     json_object_object_add(o, "failures", json_object_new_uint64(loc->failures));
+    if (loc->post) {
+        probe_post_stats st;
+        probe_post_stats_get(loc->post, &st);
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "accepted", json_object_new_uint64(st.accepted));
+        json_object_object_add(e, "failed", json_object_new_uint64(st.failed));
+        json_object_object_add(e, "replaced", json_object_new_uint64(st.replaced));
+        json_object_object_add(e, "last_status", json_object_new_int(st.last_status));
+        json_object_object_add(e, "results", json_object_new_uint64(loc->results_posted));
+        json_object_object_add(o, "evidence", e);
+    }
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         const action *a = &loc->act[i];
         if (a->state == ACT_FREE) {
             continue;
         }
         char name[64];
-        elem el[LOC_ENTRIES];
-        unsigned n = comp_elements(loc, &a->comp, el);
         probe_comp_name(&a->comp, name, sizeof(name));
         json_object *v = json_object_new_object(), *els = json_object_new_array(),
-                    *ids = json_object_new_array();
+                    *ids = json_object_new_array(), *ests = json_object_new_array();
         json_object_object_add(v, "component", json_object_new_string(name));
-        for (unsigned k = 0; k < n; k++) {
+        json_object_object_add(v, "kind", json_object_new_string(comp_kind(&a->comp)));
+        for (unsigned k = 0; k < a->nels; k++) {
             char s[128];
-            snprintf(s, sizeof(s), "%s %s", el[k].element, el[k].scope);
+            snprintf(s, sizeof(s), "%s %s", a->els[k].element, a->els[k].scope);
             json_object_array_add(els, json_object_new_string(s));
-            json_object_array_add(ids, json_object_new_int64(k < a->nids ? a->ids[k] : 0));
+            json_object_array_add(ids, json_object_new_int64(a->ents[k].id));
+            json_object_array_add(ests, json_object_new_string(est[a->ents[k].st]));
         }
         json_object_object_add(v, "elements", els);
         json_object_object_add(v, "entries", ids);
-        json_object_object_add(v, "state", json_object_new_string(states[a->state]));
+        if (loc->cfg.controller) {
+            json_object_object_add(v, "entry_states", ests);
+        } else {
+            json_object_put(ests);
+        }
+        json_object_object_add(v, "state", json_object_new_string(act_state(loc, a)));
         json_object_object_add(v, "loss", json_object_new_double(a->v.loss));
         json_object_object_add(v, "lost", json_object_new_uint64(a->v.lost));
         json_object_object_add(v, "sent", json_object_new_uint64(a->v.sent));
@@ -660,4 +1317,84 @@ json_object *probe_localize_status(const probe_localize *loc)
     }
     json_object_object_add(o, "verdicts", vs);
     return o;
+}
+
+/* --- GET /metrics ---------------------------------------------------------------------------- */
+
+void probe_localize_metrics(const probe_localize *loc, util_buf *b)
+{
+    static const char *const reasons[PROBE_REFUSALS] = {"unauthorized", "forbidden", "invalid",
+                                                        "late", "too_large"};
+    static const char *const kinds[] = {"link", "host_port", "switch", "optic"};
+    static const char *const states[] = {"adding",  "denied", "refused",
+                                         "lifting", "healed", "logged"};
+    uint64_t held[4][6] = {{0}};
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        const action *a = &loc->act[i];
+        if (a->state == ACT_FREE) {
+            continue;
+        }
+        const char *k = comp_kind(&a->comp), *s = act_state(loc, a);
+        for (unsigned x = 0; x < 4; x++) {
+            for (unsigned y = 0; y < 6; y++) {
+                held[x][y] += strcmp(k, kinds[x]) == 0 && strcmp(s, states[y]) == 0;
+            }
+        }
+    }
+#define HEAD(name, type, help)                                                                     \
+    util_buf_printf(b, "# HELP " name " " help "\n# TYPE " name " " type "\n")
+    HEAD("mrcfab_localizer_reports_total", "counter", "Node reports taken.");
+    util_buf_printf(b, "mrcfab_localizer_reports_total %" PRIu64 "\n", loc->reports);
+    HEAD("mrcfab_localizer_reports_refused_total", "counter", "Node reports refused, by reason.");
+    for (unsigned r = 0; r < PROBE_REFUSALS; r++) {
+        util_buf_printf(b, "mrcfab_localizer_reports_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+                        reasons[r], loc->refused[r]);
+    }
+    HEAD("mrcfab_localizer_windows_evaluated_total", "counter", "Windows evaluated.");
+    util_buf_printf(b, "mrcfab_localizer_windows_evaluated_total %" PRIu64 "\n", loc->evaluated);
+    HEAD("mrcfab_localizer_probes_sent_total", "counter",
+         "Probes the nodes sent, by plane (their heartbeats).");
+    for (unsigned p = 0; p < loc->planes && p < MAX_PLANE; p++) {
+        util_buf_printf(b, "mrcfab_localizer_probes_sent_total{plane=\"%u\"} %" PRIu64 "\n", p,
+                        loc->probes_sent[p]);
+    }
+    HEAD("mrcfab_localizer_probes_lost_total", "counter",
+         "Probes of the plan the nodes found missing, by plane (their deficits).");
+    for (unsigned p = 0; p < loc->planes && p < MAX_PLANE; p++) {
+        util_buf_printf(b, "mrcfab_localizer_probes_lost_total{plane=\"%u\"} %" PRIu64 "\n", p,
+                        loc->probes_lost[p]);
+    }
+    HEAD("mrcfab_localizer_inference_seconds", "summary",
+         "Time of one evaluation of the inference (monotonic clock).");
+    util_buf_printf(b, "mrcfab_localizer_inference_seconds_sum %.9f\n", loc->infer_sum_s);
+    util_buf_printf(b, "mrcfab_localizer_inference_seconds_count %" PRIu64 "\n", loc->evaluated);
+    HEAD("mrcfab_localizer_inference_seconds_last", "gauge", "Time of the last evaluation.");
+    util_buf_printf(b, "mrcfab_localizer_inference_seconds_last %.9f\n", loc->infer_last_s);
+    HEAD("mrcfab_localizer_inference_seconds_max", "gauge", "Time of the slowest evaluation.");
+    util_buf_printf(b, "mrcfab_localizer_inference_seconds_max %.9f\n", loc->infer_max_s);
+    HEAD("mrcfab_localizer_verdicts", "gauge", "Verdicts held, by kind and state.");
+    for (unsigned x = 0; x < 4; x++) {
+        for (unsigned y = 0; y < 6; y++) {
+            util_buf_printf(b, "mrcfab_localizer_verdicts{kind=\"%s\",state=\"%s\"} %" PRIu64 "\n",
+                            kinds[x], states[y], held[x][y]);
+        }
+    }
+    probe_post_stats st = {0};
+    if (loc->post) {
+        probe_post_stats_get(loc->post, &st);
+    }
+    HEAD("mrcfab_localizer_controller_failures_total", "counter",
+         "Requests to the controller that failed, by request: evidence posts not taken or "
+         "replaced by the next window's before they were sent, denylist changes and reads, "
+         "heartbeats.");
+    util_buf_printf(b,
+                    "mrcfab_localizer_controller_failures_total{request=\"probes\"} %" PRIu64 "\n"
+                    "mrcfab_localizer_controller_failures_total{request=\"denylist\"} %" PRIu64 "\n"
+                    "mrcfab_localizer_controller_failures_total{request=\"heartbeat\"} %" PRIu64
+                    "\n",
+                    st.failed + st.replaced, loc->failures, loc->beat_failures);
+    HEAD("mrcfab_localizer_evidence_posts_total", "counter",
+         "Evidence posts (POST /api/v1/probes) the controller took.");
+    util_buf_printf(b, "mrcfab_localizer_evidence_posts_total %" PRIu64 "\n", st.accepted);
+#undef HEAD
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The central role (issue 8, items 3 and 4): takes every node's window reports, feeds their
- * heartbeats and deficits to the inference (probe_infer), evaluates each window once every
- * node has reported (or a deadline passed: a node that never reported sent nothing), and turns
- * each confirmed verdict into denylist entries at the controller, which it lifts after the
- * component has probed clean for the hold time; a component that fails again soon after
- * doubles its next hold (dampening). */
+/* The central role (issue 8, items 3 and 4; issue 18): takes every node's window reports, feeds
+ * their heartbeats and deficits to the inference (probe_infer), evaluates each window once every
+ * node has reported (or a deadline passed: a node that never reported sent nothing), sends the
+ * window's evidence to the controller (POST /api/v1/probes: coverage, the loss of the directions
+ * it names, its verdicts), and turns each confirmed verdict into denylist entries at the
+ * controller, retried until taken, which it lifts after the component has probed clean for the
+ * hold time; a component that fails again soon after doubles its next hold (dampening). */
 #ifndef PROBE_LOCALIZE_H
 #define PROBE_LOCALIZE_H
 
@@ -15,6 +16,7 @@
 
 #include "probe_infer.h"
 #include "probe_sched.h"
+#include "util.h"
 
 typedef struct probe_localize_cfg {
     struct event_base *base;
@@ -40,11 +42,28 @@ void probe_localize_free(probe_localize *loc);
 /* Takes one node report (the JSON of probe_node) sent by the node of host |sender|, which may
  * report for its own host only (NULL: for any). Returns 0, or -EINVAL with a sentence in |err|
  * (not a report of this plan, a host or port not in the fabric), -EPERM (a report for another
- * host than |sender|), -ESTALE (its window is evaluated already: too late). */
+ * host than |sender|), -ESTALE (its window is evaluated already: too late). Each refusal is
+ * counted (probe_localize_refused). */
 int probe_localize_report(probe_localize *loc, json_object *report, const char *sender, char *err,
                           size_t errlen);
 
-/* The state: windows evaluated, verdicts in force with their entries, as JSON. */
+/* Why a report was refused, for the metrics. */
+typedef enum probe_refusal {
+    PROBE_REFUSED_UNAUTHORIZED, /* no token, or one the localizer does not know (401) */
+    PROBE_REFUSED_FORBIDDEN,    /* a token that may not report, or not for that host (403) */
+    PROBE_REFUSED_INVALID,      /* not a report of this fabric and plan (400) */
+    PROBE_REFUSED_LATE,         /* its window is evaluated already (409) */
+    PROBE_REFUSED_TOO_LARGE,    /* over the body's bound (413) */
+    PROBE_REFUSALS
+} probe_refusal;
+
+/* Counts a report the HTTP endpoint refused before it reached probe_localize_report. */
+void probe_localize_refused(probe_localize *loc, probe_refusal why);
+
+/* The state: windows evaluated, verdicts with their entries, the evidence posts, as JSON. */
 json_object *probe_localize_status(const probe_localize *loc);
+
+/* Appends the Prometheus text exposition (format 0.0.4) of the localizer's metrics to |b|. */
+void probe_localize_metrics(const probe_localize *loc, util_buf *b);
 
 #endif

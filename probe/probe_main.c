@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* mrc-probe: the prober's roles. `node` sends this host's share of the probe plan and reports
- * each window's heartbeat and deficits as one JSON line on stdout (and to --report_url).
- * `localize` takes every node's reports over HTTP (POST /api/v1/reports, GET /api/v1/status),
- * localizes the failures and keeps the controller's denylist in step with its verdicts.
+ * each window's heartbeat and deficits as one JSON line on stdout (and to --report-url).
+ * `localize` takes every node's reports over HTTP (POST /api/v1/reports; GET /api/v1/status and
+ * GET /metrics), localizes the failures, sends each window's evidence to the controller and
+ * keeps its denylist in step with its verdicts.
  * `validate` sweeps, before a job, every path this host would use with the job's others. */
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -99,8 +100,8 @@ static const util_cli loc_cli = {
              "[--controller URL --token-file FILE] [options]",
     .about = "Takes every node's reports (POST /api/v1/reports), names each gray failure as a "
              "link direction,\nhost port, switch or optic group, and keeps the controller's "
-             "denylist in step with its verdicts\n(GET /api/v1/status lists them), until "
-             "SIGTERM.",
+             "denylist in step with its verdicts\n(GET /api/v1/status lists them; GET /metrics "
+             "for Prometheus), until SIGTERM.",
     .tables = loc_tables,
     .config = true,
 };
@@ -282,7 +283,7 @@ out:
 
 typedef struct loc_ctx {
     probe_localize *loc;
-    util_auth tokens; /* the nodes' (--report_tokens); none: reports are open */
+    util_auth tokens; /* the nodes' (--report-tokens); none: reports are open */
 } loc_ctx;
 
 static void reply(struct evhttp_request *req, int code, json_object *body)
@@ -306,6 +307,20 @@ static void problem(struct evhttp_request *req, int code, const char *detail)
     reply(req, code, p);
 }
 
+/* GET /metrics: Prometheus's text format, no token (as the controller's). */
+static void metrics(struct evhttp_request *req, const probe_localize *loc)
+{
+    util_buf m = {0};
+    struct evbuffer *b = evbuffer_new();
+    probe_localize_metrics(loc, &m);
+    evbuffer_add(b, m.s, m.len);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; version=0.0.4; charset=utf-8");
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+    free(m.s);
+}
+
 static void on_http(struct evhttp_request *req, void *arg)
 {
     loc_ctx *c = arg;
@@ -316,8 +331,17 @@ static void on_http(struct evhttp_request *req, void *arg)
         reply(req, 200, probe_localize_status(c->loc));
         return;
     }
+    if (strcmp(uri, "/metrics") == 0) {
+        if (cmd != EVHTTP_REQ_GET) {
+            problem(req, 405, "/metrics takes GET");
+            return;
+        }
+        metrics(req, c->loc);
+        return;
+    }
     if (strcmp(uri, "/api/v1/reports") != 0) {
-        problem(req, 404, "this localizer serves POST /api/v1/reports and GET /api/v1/status");
+        problem(req, 404,
+                "this localizer serves POST /api/v1/reports, GET /api/v1/status and GET /metrics");
         return;
     }
     if (cmd != EVHTTP_REQ_POST) {
@@ -330,15 +354,17 @@ static void on_http(struct evhttp_request *req, void *arg)
             evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
         t = auth && strncmp(auth, "Bearer ", 7) == 0 ? util_auth_find(&c->tokens, auth + 7) : NULL;
         if (!t) {
+            probe_localize_refused(c->loc, PROBE_REFUSED_UNAUTHORIZED);
             problem(req, 401,
                     "a report needs its node's bearer token (Authorization: Bearer TOKEN), one "
-                    "of --report_tokens");
+                    "of --report-tokens");
             return;
         }
         if (t->role != UTIL_ROLE_PROBER) {
             snprintf(err, sizeof(err),
                      "the %s token of %s may not report: nodes report with prober tokens",
                      util_role_name(t->role), t->name);
+            probe_localize_refused(c->loc, PROBE_REFUSED_FORBIDDEN);
             problem(req, 403, err);
             return;
         }
@@ -346,11 +372,15 @@ static void on_http(struct evhttp_request *req, void *arg)
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(in);
     if (len > (1u << 22)) {
+        probe_localize_refused(c->loc, PROBE_REFUSED_TOO_LARGE);
         problem(req, 413, "a report is at most 4 MiB");
         return;
     }
     json_object *r =
         util_json_parse("report", (const char *)evbuffer_pullup(in, -1), len, err, sizeof(err));
+    if (!r) {
+        probe_localize_refused(c->loc, PROBE_REFUSED_INVALID);
+    }
     int rv = r ? probe_localize_report(c->loc, r, t ? t->name : NULL, err, sizeof(err)) : -EINVAL;
     json_object_put(r);
     if (rv != 0) {

@@ -75,12 +75,9 @@ START_TEST(test_probe_infer_query_window_lost)
     /* the earlier window stays readable while the ring holds it */
     ck_assert_uint_eq(lost_of(inf, 100, PROBE_COMP_T0_T1, 1, 2), 300);
     /* out of the grid */
-    probe_comp bad[] = {{PROBE_COMP_TYPES, 0, 0, 0},
-                        {PROBE_COMP_T0_T1, 1, 0, 0},
-                        {PROBE_COMP_T0_T1, 0, NT0, 0},
-                        {PROBE_COMP_T0_T1, 0, 0, NT1},
-                        {PROBE_COMP_NIC_T0, 0, 0, NP},
-                        {PROBE_COMP_OPTIC, 0, 0, NT1}};
+    probe_comp bad[] = {{PROBE_COMP_TYPES, 0, 0, 0},   {PROBE_COMP_T0_T1, 1, 0, 0},
+                        {PROBE_COMP_T0_T1, 0, NT0, 0}, {PROBE_COMP_T0_T1, 0, 0, NT1},
+                        {PROBE_COMP_NIC_T0, 0, 0, NP}, {PROBE_COMP_OPTIC, 0, 0, NT1}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ck_assert_int_eq(probe_infer_window_lost(inf, 101, &bad[i], &n), -EINVAL);
     }
