@@ -4,7 +4,10 @@
 # token, a token that is no node's, a node's token for another host, a body that is no JSON, no
 # report, a host or port not in the fabric, another epoch, a malformed deficit, a window it is
 # not collecting, the wrong method or path. Each gets a clear 4xx and nothing is taken: the count
-# of reports stays where it was; a good report is taken once, not twice.
+# of reports stays where it was; a good report is taken once, not twice. GET /metrics (no token,
+# Prometheus's text format) passes promtool check metrics and counts each refusal under its
+# reason, the reports taken, the probes sent and lost of the plane reported, the windows
+# evaluated and the inference's time.
 set -euo pipefail
 
 bin=${1:?usage: probe_api.sh BINDIR [TOPOLOGY]}
@@ -13,6 +16,7 @@ topo=${2:-$root/deploy/topologies/lab.json}
 work=$(mktemp -d)
 port=$((30000 + $$ % 20000))
 pid=
+command -v promtool >/dev/null || { echo "FAIL: no promtool (deploy/install-deps.sh installs it)"; exit 1; }
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
     wait 2>/dev/null || true
@@ -76,4 +80,53 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/reports")
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nothing")
 [ "$code" = 404 ] || fail "GET /nothing answered $code"
 echo "PASS: wrong method and path refused"
+
+# GET /metrics: no token, promtool clean, and the refusals above under their reasons
+code=$(curl -s -D "$work/headers" -o "$work/metrics" -w '%{http_code}' "http://[::1]:$port/metrics")
+[ "$code" = 200 ] || fail "GET /metrics answered $code"
+grep -qi '^content-type: text/plain; version=0.0.4' "$work/headers" ||
+    fail "GET /metrics: $(grep -i content-type "$work/headers")"
+promtool check metrics <"$work/metrics" >"$work/lint" 2>&1 || fail "promtool: $(cat "$work/lint")"
+[ ! -s "$work/lint" ] || fail "promtool check metrics: $(cat "$work/lint")"
+metric() { awk -v m="$1" '$1 == m {print $2}' "$work/metrics"; }
+for want in 'mrcfab_localizer_reports_total 1' \
+    'mrcfab_localizer_reports_refused_total{reason="unauthorized"} 2' \
+    'mrcfab_localizer_reports_refused_total{reason="forbidden"} 2' \
+    'mrcfab_localizer_reports_refused_total{reason="invalid"} 10' \
+    'mrcfab_localizer_reports_refused_total{reason="late"} 1' \
+    'mrcfab_localizer_reports_refused_total{reason="too_large"} 0' \
+    'mrcfab_localizer_probes_sent_total{plane="0"} 1408' \
+    'mrcfab_localizer_probes_lost_total{plane="0"} 1' \
+    'mrcfab_localizer_probes_sent_total{plane="1"} 0' \
+    'mrcfab_localizer_verdicts{kind="link",state="denied"} 0' \
+    'mrcfab_localizer_controller_failures_total{request="probes"} 0'; do
+    [ "$(metric "${want% *}")" = "${want##* }" ] ||
+        fail "/metrics: want '$want', got '$(metric "${want% *}")'"
+done
+echo "PASS: GET /metrics without a token, promtool check metrics clean, each refusal under its reason"
+# a body over 4 MiB is refused as too large, and counted so
+head -c $((5 << 20)) /dev/zero | tr '\0' ' ' >"$work/big"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer node-token-h0-0123456789" \
+    --data-binary @"$work/big" "$url/reports")
+[ "$code" = 413 ] || fail "a 5 MiB report answered $code"
+# the windows go on being evaluated (the deadline, no node reports), each timed
+for _ in $(seq 40); do
+    curl -s "http://[::1]:$port/metrics" >"$work/metrics"
+    [ "$(metric mrcfab_localizer_windows_evaluated_total)" -ge 2 ] && break
+    sleep 0.1
+done
+[ "$(metric mrcfab_localizer_windows_evaluated_total)" -ge 2 ] ||
+    fail "windows evaluated: $(metric mrcfab_localizer_windows_evaluated_total)"
+[ "$(metric 'mrcfab_localizer_reports_refused_total{reason="too_large"}')" = 1 ] ||
+    fail "the 5 MiB report is not counted as too large"
+python3 - "$work/metrics" <<'PYEOF' || fail "the inference's time: $(grep inference "$work/metrics")"
+import sys
+m = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]) if not l.startswith("#"))
+n, s = int(m["mrcfab_localizer_inference_seconds_count"]), float(m["mrcfab_localizer_inference_seconds_sum"])
+last, mx = float(m["mrcfab_localizer_inference_seconds_last"]), float(m["mrcfab_localizer_inference_seconds_max"])
+assert n >= 2 and 0 < last <= mx <= s < 1, (n, s, last, mx)
+PYEOF
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://[::1]:$port/metrics")
+[ "$code" = 405 ] || fail "POST /metrics answered $code"
+echo "PASS: a 5 MiB report refused (413, too_large), windows evaluated and timed, POST /metrics refused"
 kill -0 "$pid" || fail "the localizer died"
