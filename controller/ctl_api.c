@@ -495,13 +495,21 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
                             "the entry could not be committed; nothing was changed");
         } else {
             atomic_fetch_add(&c->metrics.denylist_changes, 1);
-            if (c->changed) {
-                c->changed(c->changed_user);
-            }
+            ctl_api_denylist_changed(c);
             send_json(r, 201, ctl_deny_json(&d, ctl_now_ms()));
         }
     }
     pthread_mutex_unlock(&deny_lock);
+}
+
+void ctl_api_denylist_changed(ctl_ctx *c)
+{
+    if (c->health && c->store && ctl_health_denials(c->health, c->store, ctl_now_ms()) != 0) {
+        util_log(UTIL_LOG_WARNING, "the health views could not read the denylist's entries");
+    }
+    if (c->changed) {
+        c->changed(c->changed_user);
+    }
 }
 
 static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idtext)
@@ -539,9 +547,7 @@ static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idte
         return;
     }
     atomic_fetch_add(&c->metrics.denylist_changes, 1);
-    if (c->changed) {
-        c->changed(c->changed_user);
-    }
+    ctl_api_denylist_changed(c);
     r->status = 204;
     r->ctype = "application/json";
     r->body = util_xstrdup("");
@@ -710,6 +716,31 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
         return;
     }
     uint64_t plane;
+    if (strcmp(what, "summary") == 0) {
+        r->status = 200;
+        r->ctype = "application/json";
+        r->body = ctl_health_summary_text(c->health, now, &r->len);
+        return;
+    }
+    if (strcmp(what, "matrix") == 0) {
+        if (!q->arg || !q->arg(q->arg_user, "plane")) {
+            ctl_api_problem(r, 400, q->path, "want plane=P (0 to %u)", fab_topo_planes(c->topo) - 1);
+            return;
+        }
+        if (!arg_uint(q, r, "plane", 0, 0, fab_topo_planes(c->topo) - 1, &plane)) {
+            return;
+        }
+        const char *inm = q->header ? q->header(q->arg_user, "If-None-Match") : NULL;
+        int rv = ctl_health_matrix(c->health, (unsigned)plane, inm, now, r->etag,
+                                   sizeof(r->etag), &r->body, &r->len);
+        r->status = rv == 1 ? 304 : 200;
+        r->ctype = "application/json";
+        if (rv == 1) {
+            r->body = util_xstrdup("");
+            r->len = 0;
+        }
+        return;
+    }
     ctl_link_filter f = {.sw = FAB_NONE};
     const char *sw = q->arg ? q->arg(q->arg_user, "switch") : NULL;
     f.state = q->arg ? q->arg(q->arg_user, "state") : NULL;
@@ -728,6 +759,12 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
     }
     if (sw && (f.sw = fab_switch_find(c->topo, sw)) == FAB_NONE) {
         ctl_api_problem(r, 404, q->path, "no switch is called '%s'", sw);
+        return;
+    }
+    if (strcmp(what, "problems") == 0) {
+        r->status = 200;
+        r->ctype = "application/json";
+        r->body = ctl_health_problems_text(c->health, f.plane, f.offset, f.limit, now, &r->len);
         return;
     }
     if (strcmp(what, "links") == 0) { /* the busiest query, written out as text */
@@ -879,7 +916,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         get_audit(c, q, r);
     } else if (strcmp(rest, "health/links") == 0 || strcmp(rest, "health/switches") == 0 ||
                strcmp(rest, "health/path") == 0 || strcmp(rest, "health/hosts") == 0 ||
-               strcmp(rest, "health/history") == 0) {
+               strcmp(rest, "health/history") == 0 || strcmp(rest, "health/summary") == 0 ||
+               strcmp(rest, "health/problems") == 0 || strcmp(rest, "health/matrix") == 0) {
         get_health(c, q, r, rest + 7);
     } else {
         ctl_api_problem(r, 404, p, "no resource at %s", p);

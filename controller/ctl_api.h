@@ -51,6 +51,8 @@ typedef struct ctl_req {
     const char *path; /* without the query */
     const char *(*arg)(void *user, const char *name); /* a query argument, or NULL */
     void *arg_user;
+    /* a request header, or NULL (arg_user is passed); the function may be NULL: none */
+    const char *(*header)(void *user, const char *name);
     const char *body;
     size_t bodylen;
     const util_token *who; /* NULL without a valid token */
@@ -61,11 +63,15 @@ typedef struct ctl_resp {
     const char *ctype;
     char *body; /* heap */
     size_t len;
+    char etag[48]; /* the answer's ETag (with its quotes), "" for none */
 } ctl_resp;
 
 /* Handles |req| into |resp| (whose body the caller frees). Never fails: a fault is a problem
  * document (RFC 9457) with its status. */
 void ctl_api_handle(ctl_ctx *ctx, const ctl_req *req, ctl_resp *resp);
+/* After a committed change of the denylist (an entry added or removed, a window begun or
+ * ended): the health views take the entries in force, and the push channel wakes. */
+void ctl_api_denylist_changed(ctl_ctx *ctx);
 /* A problem document into |resp|. */
 void ctl_api_problem(ctl_resp *resp, int status, const char *instance, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

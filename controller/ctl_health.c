@@ -68,6 +68,9 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
     h->st = util_xcalloc(h->nall + 1, 1);
     h->sw_count = util_xcalloc(h->nsw + 1, sizeof(*h->sw_count));
     h->sw_st = util_xcalloc(h->nsw + 1, 1);
+    h->dst = util_xcalloc(h->nall + 1, 1);
+    h->sw_mst = util_xcalloc(h->nsw + 1, 1);
+    ctl_health_probe_init(h);
     pthread_rwlock_init(&h->lock, NULL);
     pthread_mutex_init(&h->refresh_lock, NULL);
     return h;
@@ -90,6 +93,10 @@ void ctl_health_free(ctl_health *h)
         }
         free(h->sw_count);
         free(h->sw_st);
+        free(h->dst);
+        free(h->sw_mst);
+        ctl_health_probe_fini(h);
+        ctl_health_deny_fini(h);
         free(h->rings);
         free(h->ring_slot);
         free(h->hp_t0);
@@ -130,7 +137,6 @@ static void age(const ctl_health *h, dirstat *d, int64_t now)
         d->sent[1] = d->lost[1] = d->ncls[1] = d->nlossy[1] = 0;
         d->bad_evs = 0;
         d->nsrc = 0;
-        d->probed = 0;
     }
     d->sent[0] = d->lost[0] = d->ncls[0] = d->nlossy[0] = 0;
     d->epoch = e;
@@ -330,13 +336,20 @@ static void cls_add(ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsig
     }
 }
 
-static uint32_t name_hash(const char *s)
+
+int ctl_health_judge_own(uint64_t sent, uint64_t lost, unsigned bad_evs)
 {
-    uint32_t x = 2166136261u;
-    for (; *s; s++) {
-        x = (x ^ (uint8_t)*s) * 16777619u;
+    if (sent == 0 && bad_evs == 0) {
+        return ST_NODATA;
     }
-    return x | 1;
+    double rate = sent ? (double)lost / (double)sent : 1.0;
+    if ((lost >= 10 && rate >= 0.01) || bad_evs >= 2) {
+        return ST_BAD;
+    }
+    if (lost >= 3 && rate >= 0.001) {
+        return ST_DEGRADED;
+    }
+    return ST_OK;
 }
 
 int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigned min_sources)
@@ -345,26 +358,27 @@ int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigne
     if (v.sent == 0 && v.bad_evs == 0) {
         return ST_NODATA;
     }
-    if (!v.probed && (v.nsrc < min_sources || !d->blamed)) {
+    if (v.nsrc < min_sources || !d->blamed) {
         /* one reporter's word is not enough, and loss another link explains is not its own */
         return ST_OK;
     }
-    double rate = v.sent ? (double)v.lost / (double)v.sent : 1.0;
-    if ((v.lost >= 10 && rate >= 0.01) || v.bad_evs >= 2) {
-        return ST_BAD;
-    }
-    if (v.lost >= 3 && rate >= 0.001) {
-        return ST_DEGRADED;
-    }
-    return ST_OK;
+    return ctl_health_judge_own(v.sent, v.lost, v.bad_evs);
 }
 
-/* A link's state: T0-T1 links need two reporters; a NIC's uplink only its own host sees. */
-static int link_state(ctl_health *h, uint64_t l, int64_t now)
+int ctl_health_measured(const ctl_health *h, uint64_t di, int64_t now)
 {
-    unsigned su = l < h->nlinks ? 2 : 1;
-    return worst(ctl_health_judge(h, &h->links[l].dir[0], now, su),
-                 ctl_health_judge(h, &h->links[l].dir[1], now, 2));
+    uint64_t l = di / 2;
+    /* T0-T1 links need two reporters; a NIC's uplink only its own host sees */
+    unsigned min = l >= h->nlinks && di % 2 == 0 ? 1 : 2;
+    probeview pv = ctl_health_probe_view(h, di, now);
+    return worst(ctl_health_judge(h, &h->links[l].dir[di % 2], now, min),
+                 ctl_health_judge_own(pv.sent, pv.lost, 0));
+}
+
+/* A direction's state: what was measured, raised to what the prober names it with. */
+static int dir_state(const ctl_health *h, uint64_t di, int measured)
+{
+    return worst(measured, ctl_health_named(h, di, FAB_NONE));
 }
 
 /* Link |l|'s plane, and its T0 and T1 indexes (a T0-T1 link) or host (a host port). */
@@ -386,6 +400,65 @@ void ctl_health_where(const ctl_health *h, uint64_t l, unsigned *pp, unsigned *p
     *pa = (unsigned)((l - h->base[p]) / h->nt1[p]);
     *pj = (unsigned)((l - h->base[p]) % h->nt1[p]);
     *phost = FAB_NONE;
+}
+
+/* The switches a direction's link ends on: its T0 and, for a T0-T1 link, its T1. */
+static unsigned dir_switches(const ctl_health *h, uint64_t di, uint32_t out[2])
+{
+    unsigned p, a, j, n = 0;
+    uint32_t host;
+    ctl_health_where(h, di / 2, &p, &a, &j, &host);
+    if ((int)a >= 0 && (out[n] = fab_switch_at(h->topo, p, FAB_TIER_T0, a)) != FAB_NONE) {
+        n++;
+    }
+    if (host == FAB_NONE && (out[n] = fab_switch_at(h->topo, p, FAB_TIER_T1, j)) != FAB_NONE) {
+        n++;
+    }
+    return n;
+}
+
+/* Whether a direction's classes are mostly lossy: what a broken element does to all of its
+ * paths, where a sound one on the same paths keeps its other paths clean. */
+static bool mostly_lossy(const ctl_health *h, const dirstat *d, int64_t now)
+{
+    dirview v = dir_view(h, d, now);
+    return v.ncls > 0 && 4 * (uint64_t)v.nlossy >= 3 * (uint64_t)v.ncls;
+}
+
+/* A switch that loses on most of its links explains all of them. The cover explains each
+ * lossy class once, by the first direction that takes it, so of a switch that drops on every
+ * link only some directions are blamed (a T1's links up, say, and not down): the rest of its
+ * mostly lossy directions are blamed with them, so that none of its links reads ok. */
+static void switch_blame(ctl_health *h, int64_t now)
+{
+    if (!h->blamed.n) {
+        return;
+    }
+    uint32_t *nb = util_xcalloc(h->nsw + 1, sizeof(*nb)), sw[2];
+    for (size_t i = 0; i < h->blamed.n; i++) {
+        for (unsigned k = 0, n = dir_switches(h, h->blamed.v[i], sw); k < n; k++) {
+            nb[sw[k]]++;
+        }
+    }
+    for (size_t i = 0; i < h->cand.n; i++) {
+        uint64_t di = h->cand.v[i];
+        dirstat *d = &h->links[di / 2].dir[di % 2];
+        if (d->blamed || !mostly_lossy(h, d, now)) {
+            continue;
+        }
+        for (unsigned k = 0, n = dir_switches(h, di, sw); k < n; k++) {
+            fab_switch s;
+            fab_switch_get(h->topo, sw[k], &s);
+            /* the switch's links: a T1's one per T0, a T0's uplinks and its host ports */
+            uint32_t links = s.tier == FAB_TIER_T1 ? h->nt0[s.plane] : s.nports;
+            if (nb[sw[k]] >= 2 && 2 * nb[sw[k]] >= links) {
+                d->blamed = 1;
+                vec_push(&h->blamed, di);
+                break;
+            }
+        }
+    }
+    free(nb);
 }
 
 /* The verdicts: which directions the lossy classes point at. A greedy cover: the direction
@@ -458,6 +531,7 @@ static void infer(ctl_health *h, int64_t now)
             }
         }
     }
+    switch_blame(h, now);
     for (size_t i = 0; i < h->cand.n; i++) {
         h->cand_n[h->cand.v[i]] = 0;
     }
@@ -541,7 +615,9 @@ static void refresh(ctl_health *h, int64_t now)
         while (bits) {
             uint64_t l = w * 64 + (uint64_t)__builtin_ctzll(bits);
             bits &= bits - 1;
-            int st = link_state(h, l, now), was = h->st[l];
+            int mu = ctl_health_measured(h, 2 * l, now), md = ctl_health_measured(h, 2 * l + 1, now);
+            int st = worst(dir_state(h, 2 * l, mu), dir_state(h, 2 * l + 1, md)), was = h->st[l];
+            h->dst[l] = (uint8_t)(mu | md << 2);
             h->st[l] = (uint8_t)st;
             if (st == ST_NODATA) {
                 h->has[w] &= ~(1ull << (l % 64));
@@ -573,7 +649,9 @@ static void refresh(ctl_health *h, int64_t now)
         }
     }
     for (uint32_t sw = 0; sw < h->nsw; sw++) {
-        int st = switch_state(h->sw_count[sw]), was = h->sw_st[sw];
+        int m = switch_state(h->sw_count[sw]);
+        int st = worst(m, ctl_health_named(h, UINT64_MAX, sw)), was = h->sw_st[sw];
+        h->sw_mst[sw] = (uint8_t)m;
         if (st != was || st >= ST_DEGRADED) {
             uint32_t *c = h->sw_count[sw], seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
             history(h, h->nall + sw, was, st,
@@ -582,6 +660,7 @@ static void refresh(ctl_health *h, int64_t now)
         h->sw_st[sw] = (uint8_t)st;
     }
     h->snap_ms = now ? now : 1;
+    h->snap_seq++;
     h->cost_ms = (double)(mono_ms() - t0);
     pthread_rwlock_unlock(&h->lock);
 }
@@ -829,7 +908,7 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
         status = bad_transitions(h, src, tr, v, &n, why, whylen);
     }
     if (status == 0) {
-        uint32_t id = name_hash(reporter);
+        uint32_t id = ctl_health_name_hash(reporter);
         /* the directions are scattered over hundreds of MiB: fetch them before the lock */
         for (size_t i = 0; i < n; i++) {
             v[i].j = v[i].a != v[i].b ? v[i].j : h->nt1[v[i].p]; /* nt1: T0-local */
@@ -845,70 +924,6 @@ int ctl_health_report(ctl_health *h, json_object *r, const char *reporter, int64
             }
             cls_add(h, src, v[i].dst, v[i].p, v[i].j, v[i].dirs, v[i].nd, v[i].sent, v[i].lost,
                     v[i].bad, now);
-        }
-        h->ingested++;
-        h->dirty = true;
-        pthread_rwlock_unlock(&h->lock);
-    }
-    free(v);
-    return status;
-}
-
-int ctl_health_probes(ctl_health *h, json_object *r, const char *reporter, int64_t now, char *why,
-                      size_t whylen)
-{
-    json_object *res;
-    if (!json_object_is_type(r, json_type_object) ||
-        !json_object_object_get_ex(r, "results", &res) ||
-        !json_object_is_type(res, json_type_array)) {
-        snprintf(why, whylen, "probe results need 'results' (an array)");
-        return 400;
-    }
-    size_t n = json_object_array_length(res);
-    if (n > MAX_ENTRIES) {
-        snprintf(why, whylen, "at most %d results at once", MAX_ENTRIES);
-        return 400;
-    }
-    typedef struct one {
-        uint64_t l;
-        unsigned dir;
-        uint64_t sent, lost;
-    } one;
-    one *v = util_xcalloc(n ? n : 1, sizeof(*v));
-    int status = 0;
-    for (size_t i = 0; i < n && !status; i++) {
-        json_object *e = json_object_array_get_idx(res, i);
-        const char *el = json_object_is_type(e, json_type_object) ? get_str(e, "element") : NULL;
-        const char *scope = el ? get_str(e, "scope") : NULL;
-        ctl_element x;
-        char bad[160];
-        if (!el || !scope || (strcmp(scope, "up") != 0 && strcmp(scope, "down") != 0)) {
-            snprintf(why, whylen, "results[%zu] needs 'element' and 'scope' (up or down)", i);
-            status = 400;
-        } else if (!get_u64(e, "sent", &v[i].sent, why, whylen) ||
-                   !get_u64(e, "lost", &v[i].lost, why, whylen)) {
-            status = 400;
-        } else if (v[i].lost > v[i].sent) {
-            snprintf(why, whylen, "results[%zu]: lost is more than sent", i);
-            status = 400;
-        } else if (ctl_element_parse(h->topo, el, &x, bad, sizeof(bad)) != 0 ||
-                   x.kind == CTL_EL_SWITCH) {
-            snprintf(why, whylen, "results[%zu]: %s", i,
-                     x.kind == CTL_EL_SWITCH ? "a probe result names a link or a host port" : bad);
-            status = 422;
-        } else {
-            v[i].l = x.kind == CTL_EL_PORT
-                         ? nic_index(h, x.host, x.plane)
-                         : h->base[x.plane] + (uint64_t)x.t0 * h->nt1[x.plane] + x.t1;
-            v[i].dir = strcmp(scope, "up") == 0 ? 0 : 1;
-        }
-    }
-    if (status == 0) {
-        pthread_rwlock_wrlock(&h->lock);
-        for (size_t i = 0; i < n; i++) {
-            dirstat *d = &h->links[v[i].l].dir[v[i].dir];
-            add(h, d, v[i].sent, v[i].lost, false, name_hash(reporter), now);
-            d->probed = 1; /* a named element's own loss: no guess across paths */
         }
         h->ingested++;
         h->dirty = true;

@@ -32,6 +32,15 @@ int ctl_health_report(ctl_health *h, json_object *report, const char *reporter, 
 int ctl_health_probes(ctl_health *h, json_object *results, const char *reporter, int64_t now_ms,
                       char *why, size_t whylen);
 
+struct ctl_store;
+/* Takes the denylist's entries in force now from |store|, for "denied" beside the states and
+ * the entries a path's EVs are excluded by: after every change of the denylist and at every
+ * window's start and end. 0 or -EIO (the views keep the entries they had). */
+int ctl_health_denials(ctl_health *h, struct ctl_store *store, int64_t now);
+
+/* Once a second: drops the verdicts of a localizer silent for a whole window. */
+void ctl_health_tick(ctl_health *h, int64_t now);
+
 /* Filters for the link list; state NULL or "ok", "degraded", "bad", "no_data". */
 typedef struct ctl_link_filter {
     unsigned plane; /* UINT32_MAX: any */
@@ -55,6 +64,18 @@ int ctl_health_history(ctl_health *h, const char *element, int64_t now, json_obj
                        char *why, size_t whylen);
 /* Per EV (plane, T1) between two host ports: the links it crosses and their health. */
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now_ms);
+/* Each plane's elements by state and how many are denied (GET /api/v1/health/summary), as
+ * JSON text (heap, its length in |*plen|). */
+char *ctl_health_summary_text(ctl_health *h, int64_t now, size_t *plen);
+/* What is wrong now: every switch, T0-T1 link and host port not ok or denied, of |plane| (or
+ * UINT32_MAX: all), bad first, then degraded, then denied only; a page of it as JSON text. */
+char *ctl_health_problems_text(ctl_health *h, unsigned plane, uint64_t offset, uint64_t limit,
+                               int64_t now, size_t *plen);
+/* Every T0-T1 link direction of |plane| in one answer (GET /api/v1/health/matrix), its ETag
+ * (of its content) into |etag|. Returns 0 with the JSON text in |*pbody| (heap) and |*plen|;
+ * 1 when |if_none_match| holds that ETag already (no body: 304); -EINVAL for no such plane. */
+int ctl_health_matrix(ctl_health *h, unsigned plane, const char *if_none_match, int64_t now,
+                      char *etag, size_t etaglen, char **pbody, size_t *plen);
 /* How many links are in each state: no_data, ok, degraded, bad. */
 void ctl_health_counts(ctl_health *h, int64_t now_ms, uint64_t n[4]);
 /* How many reports and probe results were accepted. */

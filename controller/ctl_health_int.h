@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ctl_health.h"
+#include "ctl_store.h"
 #include "util.h"
 
 #define SOURCES 4               /* distinct reporters remembered per direction */
@@ -19,17 +20,75 @@
 #define HISTORY_ELEMENTS 65536  /* elements with a history at most */
 #define HISTORY_SAMPLE_MS 10000 /* a sample of an unhealthy element at least this often */
 
+/* The agents' evidence on one direction of a link. */
 typedef struct dirstat {
     uint32_t sent[2], lost[2];   /* [0] this half window, [1] the one before */
     uint32_t ncls[2], nlossy[2]; /* report entries that crossed it, and the lossy classes' */
     uint32_t epoch;              /* the half window [0] counts */
     uint16_t bad_evs;
     uint8_t nsrc;
-    uint8_t probed : 1; /* a prober measured it by name: no correlation needed */
     uint8_t blamed : 1; /* the inference's verdict: its loss is its own */
     uint32_t src[SOURCES];
     int64_t last_ms; /* the latest evidence */
 } dirstat;
+
+/* The prober's evidence on one direction: the loss it attributes to the direction itself, for
+ * the few directions it names; every other direction of a probed plane carried its plane's
+ * coverage without loss. Open addressing by direction index. */
+typedef struct pdir {
+    uint64_t dir; /* direction index + 1; 0: an empty slot */
+    uint32_t epoch;
+    uint32_t sent[2], lost[2];
+    int64_t last_ms;
+} pdir;
+
+/* A probed plane: each direction of a class carried this many probes, per half window. */
+typedef struct coverage {
+    uint32_t epoch;
+    uint32_t nic[2], up[2];
+    uint32_t hosts; /* nodes that reported the last window */
+    int64_t last_ms;
+} coverage;
+
+#define VERDICT_ELEMENTS 16 /* denylist elements of one verdict (an optic group's links) */
+#define VERDICTS_MAX 4096   /* verdicts one localizer holds */
+#define REPORTERS 16        /* localizers whose verdicts are held */
+
+/* One verdict of a localizer, as it posted it. */
+typedef struct hverdict {
+    char component[64], kind[12], state[12];
+    int64_t since_ms;
+    double loss, horizon_s, llr;
+    uint64_t lost, sent;
+    unsigned nel, nentries;
+    char element[VERDICT_ELEMENTS][96];
+    char scope[VERDICT_ELEMENTS][8];
+    int64_t entries[VERDICT_ELEMENTS];
+} hverdict;
+
+/* A localizer's verdicts: the whole set it last posted. */
+typedef struct reporter {
+    uint32_t id; /* name_hash of its token's name; 0: a free slot */
+    char name[64];
+    int64_t posted_ms;
+    hverdict *v;
+    size_t n;
+} reporter;
+
+/* What a set of elements touches, for denied and named marks: (key, index) pairs sorted by
+ * key, where a key is a direction index (2 x link + 0 up, 1 down) or SWKEY(sw), and bitmaps of
+ * the directions and switches touched (a switch's own links included). */
+typedef struct hpair {
+    uint64_t key;
+    uint32_t idx;
+} hpair;
+
+typedef struct hmarks {
+    hpair *pairs;
+    size_t n;
+    uint64_t *dirbits; /* 2 x nall bits */
+    uint64_t *swbits;  /* nsw bits */
+} hmarks;
 
 /* Evidence per class of paths that lost, for the inference: one source host, one
  * destination host, one plane and T1 (nt1: the T0-local path). Open addressing on a hash of
@@ -108,12 +167,63 @@ struct ctl_health {
     vec64 by_state[4]; /* links in each state but no_data, in index order */
     uint32_t (*sw_count)[4];
     uint8_t *sw_st;
+    uint8_t *dst;      /* per link: each direction's measured state, up | down << 2 */
+    uint8_t *sw_mst;   /* per switch: its state from its links alone */
+    uint64_t snap_seq;     /* snapshots taken: the views' version */
     /* history */
     ring *rings;
     uint32_t nrings;
     uint32_t *ring_slot; /* open addressing: ring index + 1 */
     uint32_t ring_cap;
+    /* the prober's evidence and verdicts (ctl_health_probe.c) */
+    pdir *pdirs;
+    uint64_t npdirs, pdir_cap;
+    coverage cov[16];
+    reporter rep[REPORTERS];
+    hmarks named; /* keys: verdicts (idx < nvflat) and prober entries in force */
+    const hverdict **vflat; /* every reporter's verdicts, flattened for |named| */
+    size_t nvflat;
+    /* the denylist entries in force (ctl_health_deny.c) */
+    ctl_deny *denials;
+    size_t ndenials;
+    hmarks deny;
+    int64_t deny_version;
 };
+
+/* A reporter's id: FNV-1a of its token's name, never 0. */
+static inline uint32_t ctl_health_name_hash(const char *s)
+{
+    uint32_t x = 2166136261u;
+    for (; *s; s++) {
+        x = (x ^ (uint8_t)*s) * 16777619u;
+    }
+    return x | 1;
+}
+
+/* Rebuilds the named marks from every localizer's verdicts and the prober's entries in force
+ * (with h->lock held for writing). */
+void ctl_health_named_rebuild(ctl_health *h);
+/* Drops the verdicts of localizers silent for a whole window (h->lock held for writing). */
+void ctl_health_named_expire(ctl_health *h, int64_t now);
+/* The first verdict naming direction |di| (or its switches), or switch |sw| when |di| is
+ * UINT64_MAX; NULL when none does. */
+const hverdict *ctl_health_verdict_of(const ctl_health *h, uint64_t di, uint32_t sw);
+/* The entries in force paired with any of |keys|, each once, into |out|; how many. */
+size_t ctl_health_denied_by(const ctl_health *h, const uint64_t *keys, unsigned nkeys,
+                            const ctl_deny **out, size_t max);
+/* Entries as the API lists them beside a state: [{id, element, scope, source, reason}]. */
+void ctl_health_deny_json(util_buf *b, const ctl_deny *const *v, size_t n);
+/* Link |l| (or switch |sw| when |l| is UINT64_MAX) as an item of the problem list: element,
+ * kind, plane, state, measured, loss_rate, denied, verdict (h->lock held for reading). */
+void ctl_health_element_text(util_buf *b, ctl_health *h, uint64_t l, uint32_t sw, int64_t now);
+/* A verdict as the API shows it (null for NULL). */
+void ctl_health_verdict_text(util_buf *b, const hverdict *v);
+void ctl_health_probe_init(ctl_health *h);
+void ctl_health_probe_fini(ctl_health *h);
+void ctl_health_deny_fini(ctl_health *h);
+
+/* The key of switch |sw| in an hmarks. */
+#define SWKEY(h, sw) (2 * (h)->nall + (sw))
 
 static const char *const states[] = {"no_data", "ok", "degraded", "bad"};
 enum { ST_NODATA, ST_OK, ST_DEGRADED, ST_BAD };
@@ -154,7 +264,6 @@ static inline bool link_exists(const ctl_health *h, uint64_t l)
 typedef struct dirview {
     uint64_t sent, lost;
     uint32_t ncls, nlossy, bad_evs, nsrc;
-    bool probed;
 } dirview;
 
 static inline dirview dir_view(const ctl_health *h, const dirstat *d, int64_t now)
@@ -176,17 +285,51 @@ static inline dirview dir_view(const ctl_health *h, const dirstat *d, int64_t no
     }
     v.bad_evs = d->bad_evs;
     v.nsrc = d->nsrc;
-    v.probed = d->probed;
     return v;
 }
+
+/* The prober's view of a direction as of |now|: its own evidence, or its plane's coverage. */
+typedef struct probeview {
+    uint64_t sent, lost;
+    int64_t last_ms;
+    bool own; /* the prober attributed loss to it (not its plane's coverage alone) */
+} probeview;
 
 static inline double loss_rate(const dirview *v)
 {
     return v->sent ? (double)v->lost / (double)v->sent : 0;
 }
 
-/* A direction's state from its evidence (T0-T1 links need |min_sources| reporters). */
+/* A direction's state from the agents' evidence (T0-T1 links need |min_sources| reporters). */
 int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigned min_sources);
+/* A state from a count of probes sent and lost on one element: its own loss. */
+int ctl_health_judge_own(uint64_t sent, uint64_t lost, unsigned bad_evs);
+/* Direction |di|'s measured state: the worst of the agents' and the prober's. */
+int ctl_health_measured(const ctl_health *h, uint64_t di, int64_t now);
+/* The prober's view of direction |di| (ctl_health_probe.c). */
+probeview ctl_health_probe_view(const ctl_health *h, uint64_t di, int64_t now);
+/* The state the prober's verdicts and entries name direction |di| (or switch |sw| when |di|
+ * is UINT64_MAX) with: ST_NODATA when nothing names it. */
+int ctl_health_named(const ctl_health *h, uint64_t di, uint32_t sw);
+/* Whether an hmarks touches direction |di| / switch |sw|. */
+bool ctl_hmarks_dir(const hmarks *m, uint64_t di);
+bool ctl_hmarks_sw(const hmarks *m, uint32_t sw);
+/* The indexes paired with |key| in |m|: the first at *pfirst, how many returned. */
+size_t ctl_hmarks_find(const hmarks *m, uint64_t key, size_t *pfirst);
+void ctl_hmarks_free(hmarks *m);
+/* Marks element |el| in |dirs| (FAB_DIR_*) with index |idx| into a set being built. */
+void ctl_hmarks_add(const ctl_health *h, hmarks *m, size_t *pcap, const fab_element *el,
+                    unsigned dirs, uint32_t idx);
+/* Sorts a built set's pairs. */
+void ctl_hmarks_done(hmarks *m);
+/* The directions of switch |sw|'s links, each passed to |fn|. */
+void ctl_health_switch_dirs(const ctl_health *h, uint32_t sw, void (*fn)(void *, uint64_t),
+                            void *user);
+/* Link index of T0 |a| and T1 |j| of plane |p|. */
+static inline uint64_t t0t1_index(const ctl_health *h, unsigned p, unsigned a, unsigned j)
+{
+    return h->base[p] + (uint64_t)a * h->nt1[p] + j;
+}
 /* Refreshes the snapshot if it is due (call without the lock). */
 void ctl_health_fresh(ctl_health *h, int64_t now);
 /* The history ring of element |id|, made if |make| and there is room, or NULL. */

@@ -11,21 +11,63 @@
 #include "ctl_health_int.h"
 #include "ctl_store.h"
 
-/* One direction's evidence as JSON text. */
-static void dir_text(util_buf *b, const ctl_health *h, const dirstat *d, int st, int64_t now)
+static double rate_of(uint64_t sent, uint64_t lost)
 {
+    return sent ? (double)lost / (double)sent : 0;
+}
+
+/* One direction's evidence as JSON text: both sources summed, then each. */
+static void dir_text(util_buf *b, const ctl_health *h, uint64_t di, int st, int measured,
+                     int64_t now)
+{
+    const dirstat *d = &h->links[di / 2].dir[di % 2];
     dirview v = dir_view(h, d, now);
+    probeview pv = ctl_health_probe_view(h, di, now);
+    uint64_t sent = v.sent + pv.sent, lost = v.lost + pv.lost;
     util_buf_printf(b,
-                    "{\"state\":\"%s\",\"sent\":%" PRIu64 ",\"lost\":%" PRIu64
-                    ",\"loss_rate\":%.6g,\"sources\":%u,\"probed\":%s,\"assumed_bad_evs\":%u",
-                    states[st], v.sent, v.lost, loss_rate(&v), v.nsrc, v.probed ? "true" : "false",
-                    v.bad_evs);
-    if (d->last_ms) {
+                    "{\"state\":\"%s\",\"measured\":\"%s\",\"denied\":%s,\"sent\":%" PRIu64
+                    ",\"lost\":%" PRIu64 ",\"loss_rate\":%.6g,\"sources\":%u,\"probed\":%s,"
+                    "\"assumed_bad_evs\":%u",
+                    states[st], states[measured], ctl_hmarks_dir(&h->deny, di) ? "true" : "false",
+                    sent, lost, rate_of(sent, lost), v.nsrc, pv.sent ? "true" : "false", v.bad_evs);
+    int64_t last = d->last_ms > pv.last_ms ? d->last_ms : pv.last_ms;
+    if (last) {
         char t[40];
-        ctl_time_str(d->last_ms, t, sizeof(t));
+        ctl_time_str(last, t, sizeof(t));
         util_buf_printf(b, ",\"last_evidence\":\"%s\"", t);
     }
-    util_buf_put(b, "}", 1);
+    util_buf_printf(b,
+                    ",\"agents\":{\"sent\":%" PRIu64 ",\"lost\":%" PRIu64
+                    ",\"loss_rate\":%.6g,\"sources\":%u,\"assumed_bad_evs\":%u}",
+                    v.sent, v.lost, loss_rate(&v), v.nsrc, v.bad_evs);
+    util_buf_printf(b,
+                    ",\"prober\":{\"sent\":%" PRIu64 ",\"lost\":%" PRIu64
+                    ",\"loss_rate\":%.6g,\"own\":%s}}",
+                    pv.sent, pv.lost, rate_of(pv.sent, pv.lost), pv.own ? "true" : "false");
+}
+
+void ctl_health_verdict_text(util_buf *b, const hverdict *v)
+{
+    if (!v) {
+        util_buf_lit(b, "null");
+        return;
+    }
+    util_buf_lit(b, "{\"component\":");
+    util_buf_json_str(b, v->component);
+    util_buf_printf(b,
+                    ",\"kind\":\"%s\",\"state\":\"%s\",\"loss\":%.6g,\"lost\":%" PRIu64
+                    ",\"sent\":%" PRIu64 ",\"horizon_s\":%.6g,\"llr\":%.6g",
+                    v->kind, v->state, v->loss, v->lost, v->sent, v->horizon_s, v->llr);
+    if (v->since_ms) {
+        char t[40];
+        ctl_time_str(v->since_ms, t, sizeof(t));
+        util_buf_printf(b, ",\"since\":\"%s\"", t);
+    }
+    util_buf_lit(b, ",\"entries\":[");
+    for (unsigned k = 0; k < v->nentries; k++) {
+        util_buf_printf(b, "%s%lld", k ? "," : "", (long long)v->entries[k]);
+    }
+    util_buf_lit(b, "]}");
 }
 
 static const char *sw_name(const ctl_health *h, unsigned p, fab_tier t, unsigned i)
@@ -47,6 +89,25 @@ static void link_name(const ctl_health *h, uint64_t l, char *name, size_t len)
     }
 }
 
+/* The hmarks keys of link |l|'s directions and of the switches it ends on. */
+static unsigned link_keys(const ctl_health *h, uint64_t l, uint64_t keys[4])
+{
+    unsigned p, a, j, n = 0;
+    uint32_t host, sw;
+    ctl_health_where(h, l, &p, &a, &j, &host);
+    keys[n++] = 2 * l;
+    keys[n++] = 2 * l + 1;
+    if ((int)a >= 0 && (sw = fab_switch_at(h->topo, p, FAB_TIER_T0, a)) != FAB_NONE) {
+        keys[n++] = SWKEY(h, sw);
+    }
+    if (host == FAB_NONE && (sw = fab_switch_at(h->topo, p, FAB_TIER_T1, j)) != FAB_NONE) {
+        keys[n++] = SWKEY(h, sw);
+    }
+    return n;
+}
+
+#define DENIED_SHOWN 16 /* entries listed beside one element */
+
 /* Link |l| with its health, as JSON text (pages of them are written out, not built: a
  * hundred links through json-c cost more than the rest of the query). */
 static void link_text(util_buf *b, ctl_health *h, uint64_t l, int64_t now, int *pst)
@@ -56,19 +117,84 @@ static void link_text(util_buf *b, ctl_health *h, uint64_t l, int64_t now, int *
     uint32_t host;
     ctl_health_where(h, l, &p, &a, &j, &host);
     link_name(h, l, name, sizeof(name));
-    link *k = &h->links[l];
-    int su = ctl_health_judge(h, &k->dir[0], now, host != FAB_NONE ? 1 : 2),
-        sd = ctl_health_judge(h, &k->dir[1], now, 2);
-    util_buf_put(b, "{\"link\":", 8);
+    int mu = ctl_health_measured(h, 2 * l, now), md = ctl_health_measured(h, 2 * l + 1, now);
+    int su = worst(mu, ctl_health_named(h, 2 * l, FAB_NONE)),
+        sd = worst(md, ctl_health_named(h, 2 * l + 1, FAB_NONE));
+    uint64_t keys[4];
+    const ctl_deny *den[DENIED_SHOWN];
+    size_t nden = ctl_health_denied_by(h, keys, link_keys(h, l, keys), den, DENIED_SHOWN);
+    const hverdict *v = ctl_health_verdict_of(h, 2 * l, FAB_NONE);
+    v = v ? v : ctl_health_verdict_of(h, 2 * l + 1, FAB_NONE);
+    util_buf_lit(b, "{\"link\":");
     util_buf_json_str(b, name);
-    util_buf_printf(b, ",\"plane\":%u,\"state\":\"%s\",\"up\":", p, states[worst(su, sd)]);
-    dir_text(b, h, &k->dir[0], su, now);
-    util_buf_put(b, ",\"down\":", 8);
-    dir_text(b, h, &k->dir[1], sd, now);
-    util_buf_put(b, "}", 1);
+    util_buf_printf(b, ",\"plane\":%u,\"state\":\"%s\",\"measured\":\"%s\",\"denied\":", p,
+                    states[worst(su, sd)], states[worst(mu, md)]);
+    ctl_health_deny_json(b, den, nden);
+    util_buf_lit(b, ",\"verdict\":");
+    ctl_health_verdict_text(b, v);
+    util_buf_lit(b, ",\"up\":");
+    dir_text(b, h, 2 * l, su, mu, now);
+    util_buf_lit(b, ",\"down\":");
+    dir_text(b, h, 2 * l + 1, sd, md, now);
+    util_buf_lit(b, "}");
     if (pst) {
         *pst = worst(su, sd);
     }
+}
+
+void ctl_health_element_text(util_buf *b, ctl_health *h, uint64_t l, uint32_t sw, int64_t now)
+{
+    char name[200];
+    const ctl_deny *den[DENIED_SHOWN];
+    size_t nden;
+    const hverdict *v;
+    int st, measured;
+    unsigned plane;
+    double loss = 0;
+    const char *kind;
+    if (sw != FAB_NONE) {
+        fab_switch s;
+        fab_switch_get(h->topo, sw, &s);
+        snprintf(name, sizeof(name), "%s", s.name);
+        uint64_t key = SWKEY(h, sw);
+        nden = ctl_health_denied_by(h, &key, 1, den, DENIED_SHOWN);
+        v = ctl_health_verdict_of(h, UINT64_MAX, sw);
+        st = h->sw_st[sw];
+        measured = h->sw_mst[sw];
+        plane = s.plane;
+        kind = "switch";
+        const uint32_t *c = h->sw_count[sw];
+        uint32_t seen = c[ST_OK] + c[ST_DEGRADED] + c[ST_BAD];
+        loss = seen ? (double)(c[ST_DEGRADED] + c[ST_BAD]) / seen : 0; /* its links not ok */
+    } else {
+        unsigned a, j;
+        uint32_t host;
+        uint64_t keys[4];
+        ctl_health_where(h, l, &plane, &a, &j, &host);
+        link_name(h, l, name, sizeof(name));
+        nden = ctl_health_denied_by(h, keys, link_keys(h, l, keys), den, DENIED_SHOWN);
+        v = ctl_health_verdict_of(h, 2 * l, FAB_NONE);
+        v = v ? v : ctl_health_verdict_of(h, 2 * l + 1, FAB_NONE);
+        st = h->st[l];
+        measured = worst(h->dst[l] & 3, h->dst[l] >> 2 & 3);
+        kind = host != FAB_NONE ? "host_port" : "link";
+        for (unsigned d = 0; d < 2; d++) {
+            dirview dv = dir_view(h, &h->links[l].dir[d], now);
+            probeview pv = ctl_health_probe_view(h, 2 * l + d, now);
+            double r = rate_of(dv.sent + pv.sent, dv.lost + pv.lost);
+            loss = r > loss ? r : loss;
+        }
+    }
+    util_buf_lit(b, "{\"element\":");
+    util_buf_json_str(b, name);
+    util_buf_printf(b,
+                    ",\"kind\":\"%s\",\"plane\":%u,\"state\":\"%s\",\"measured\":\"%s\","
+                    "\"loss_rate\":%.6g,\"denied\":",
+                    kind, plane, states[st], states[measured], loss);
+    ctl_health_deny_json(b, den, nden);
+    util_buf_lit(b, ",\"verdict\":");
+    ctl_health_verdict_text(b, v);
+    util_buf_lit(b, "}");
 }
 
 static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
@@ -186,7 +312,7 @@ static void take(ctl_health *h, pager *pg, uint64_t l)
 {
     if (pg->matched >= pg->f->offset && pg->matched < pg->f->offset + pg->f->limit) {
         if (pg->taken++) {
-            util_buf_put(&pg->items, ",", 1);
+            util_buf_lit(&pg->items, ",");
         }
         link_text(&pg->items, h, l, pg->now, NULL);
     }
@@ -266,7 +392,7 @@ char *ctl_health_links_text(ctl_health *h, const ctl_link_filter *f, int64_t now
     util_buf_printf(&page, "{\"total\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"items\":[",
                     pg.matched, f->offset);
     util_buf_put(&page, pg.items.s ? pg.items.s : "", pg.items.len);
-    util_buf_put(&page, "]}", 2);
+    util_buf_lit(&page, "]}");
     free(pg.items.s);
     *plen = page.len;
     return page.s;
@@ -279,6 +405,21 @@ json_object *ctl_health_links(ctl_health *h, const ctl_link_filter *f, int64_t n
     json_object *j = json_tokener_parse(text);
     free(text);
     return j;
+}
+
+/* A switch's "denied" (the entries in force on it) and "verdict" members into |j|. */
+static void switch_marks(const ctl_health *h, uint32_t sw, json_object *j)
+{
+    uint64_t key = SWKEY(h, sw);
+    const ctl_deny *den[DENIED_SHOWN];
+    size_t nden = ctl_health_denied_by(h, &key, 1, den, DENIED_SHOWN);
+    util_buf b = {0};
+    ctl_health_deny_json(&b, den, nden);
+    json_object_object_add(j, "denied", json_tokener_parse(b.s));
+    b.len = 0;
+    ctl_health_verdict_text(&b, ctl_health_verdict_of(h, UINT64_MAX, sw));
+    json_object_object_add(j, "verdict", json_tokener_parse(b.s));
+    free(b.s);
 }
 
 json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_t now)
@@ -314,6 +455,8 @@ json_object *ctl_health_switches(ctl_health *h, const ctl_link_filter *f, int64_
             json_object_object_add(j, "switch", json_object_new_string(s.name));
             json_object_object_add(j, "plane", json_object_new_int((int)s.plane));
             json_object_object_add(j, "state", json_object_new_string(states[st]));
+            json_object_object_add(j, "measured", json_object_new_string(states[h->sw_mst[sw]]));
+            switch_marks(h, sw, j);
             json_object *links = json_object_new_object();
             for (int k = 0; k < 4; k++) {
                 json_object_object_add(links, states[k], json_object_new_int64(c[k]));
@@ -365,6 +508,39 @@ json_object *ctl_health_hosts(ctl_health *h, const ctl_link_filter *f, int64_t n
     return page_json(matched, f->offset, items);
 }
 
+/* The entries in force that exclude the EV (p, j) from |src| under T0 |a| to |dst| under T0
+ * |b|, by the agents' rule (fab_deny): T0 a, T0 b or T1 j, link a-j up, link b-j down, the
+ * sender's port up, the receiver's port down. Into |ev| as "denied" and "excluded". */
+static void ev_denials(const ctl_health *h, uint32_t src, uint32_t dst, unsigned p, unsigned a,
+                       unsigned b, unsigned j, json_object *ev)
+{
+    uint64_t keys[7];
+    unsigned n = 0;
+    uint32_t sw;
+    if ((sw = fab_switch_at(h->topo, p, FAB_TIER_T0, a)) != FAB_NONE) {
+        keys[n++] = SWKEY(h, sw);
+    }
+    if (a != b && (sw = fab_switch_at(h->topo, p, FAB_TIER_T0, b)) != FAB_NONE) {
+        keys[n++] = SWKEY(h, sw);
+    }
+    if (a != b) {
+        if ((sw = fab_switch_at(h->topo, p, FAB_TIER_T1, j)) != FAB_NONE) {
+            keys[n++] = SWKEY(h, sw);
+        }
+        keys[n++] = 2 * t0t1_index(h, p, a, j);
+        keys[n++] = 2 * t0t1_index(h, p, b, j) + 1;
+    }
+    keys[n++] = 2 * nic_index(h, src, p);
+    keys[n++] = 2 * nic_index(h, dst, p) + 1;
+    const ctl_deny *den[DENIED_SHOWN];
+    size_t nden = ctl_health_denied_by(h, keys, n, den, DENIED_SHOWN);
+    util_buf buf = {0};
+    ctl_health_deny_json(&buf, den, nden);
+    json_object_object_add(ev, "excluded", json_object_new_boolean(nden > 0));
+    json_object_object_add(ev, "denied", json_tokener_parse(buf.s));
+    free(buf.s);
+}
+
 json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t now)
 {
     ctl_health_fresh(h, now);
@@ -397,6 +573,7 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
             json_object_array_add(hops, link_item(h, nic_index(h, dst, p), now, &s));
             st = worst(st, s);
             json_object_object_add(ev, "state", json_object_new_string(states[st]));
+            ev_denials(h, src, dst, p, (unsigned)a, (unsigned)b, j, ev);
             json_object_object_add(ev, "hops", hops);
             json_object_array_add(evs, ev);
         }

@@ -95,6 +95,9 @@ static enum MHD_Result send_any(ctl_http *h, conn *c, struct MHD_Connection *mc,
     if (r->status == 401) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     }
+    if (r->etag[0]) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, r->etag);
+    }
     enum MHD_Result rv = MHD_queue_response(mc, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     record(h->ctx, r->status, &c->start);
@@ -109,6 +112,11 @@ static enum MHD_Result send_resp(ctl_http *h, conn *c, struct MHD_Connection *mc
 static const char *arg_of(void *user, const char *name)
 {
     return MHD_lookup_connection_value(user, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static const char *header_of(void *user, const char *name)
+{
+    return MHD_lookup_connection_value(user, MHD_HEADER_KIND, name);
 }
 
 static const util_token *who(ctl_http *h, struct MHD_Connection *mc)
@@ -210,6 +218,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
                  .path = url,
                  .arg = arg_of,
                  .arg_user = mc,
+                 .header = header_of,
                  .body = c->body,
                  .bodylen = c->len,
                  .who = who(h, mc)};

@@ -190,6 +190,10 @@ int main(int argc, char **argv)
         goto out;
     }
     ctx->health = ctl_health_new(topo, o.window * 1000);
+    if (ctl_health_denials(ctx->health, store, ctl_now_ms()) != 0) {
+        util_log(UTIL_LOG_ERR, "--db %s: the denylist's entries cannot be read", o.db);
+        goto out;
+    }
     ctx->blast = ctl_blast_new(topo);
     ctx->floor = (double)o.floor / 100;
     ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,

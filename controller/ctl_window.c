@@ -2,7 +2,8 @@
 /* The window thread sleeps until the next window boundary the store knows (at most a second,
  * so that a clock step is noticed), then ticks the store over what passed since its last
  * tick (the store keeps it: boundaries that passed while the controller was down are ticked
- * at startup, once). */
+ * at startup, once), and the health engine over its own second (verdicts of a localizer
+ * gone silent expire). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,9 +29,10 @@ static void *run(void *arg)
         int n = ctl_store_window_tick(w->ctx->store, now);
         if (n > 0) {
             util_log(UTIL_LOG_INFO, "%d maintenance window(s) started or ended", n);
-            if (w->ctx->changed) {
-                w->ctx->changed(w->ctx->changed_user);
-            }
+            ctl_api_denylist_changed(w->ctx);
+        }
+        if (w->ctx->health) {
+            ctl_health_tick(w->ctx->health, now);
         }
         int64_t next = ctl_store_next_boundary(w->ctx->store, now);
         int64_t until = now + 1000;

@@ -108,6 +108,8 @@ typedef struct util_buf {
 /* Appends |len| bytes of |data| to the util_buf |buf|; returns 0 (a fab_sink_fn). */
 int util_buf_put(void *buf, const char *data, size_t len);
 void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends the string literal |lit| (its length counted by the compiler). */
+#define util_buf_lit(b, lit) util_buf_put((b), "" lit, sizeof(lit) - 1)
 /* |s| as a JSON string: quoted, with '"', '\\' and control characters escaped. */
 void util_buf_json_str(util_buf *b, const char *s);
 
