@@ -5,7 +5,8 @@
 # of every port, the SACKs and, under a lossy cable, the retransmissions move with an mrc-perf
 # run, equal what mrc-perf status shows, and do not fall when the run's QPs go; QPs and EVs by
 # state (a denylist entry's DENIED EVs) during the run; the denylist version and the controller's
-# channel as the controller has them; 404 and 405; no listener without --metrics.
+# channel as the controller has them; 404 and 405; no listener without --metrics; the Grafana
+# dashboard's agent panels against a live answer (names and labels).
 set -euo pipefail
 
 bin=${1:?usage: agent_metrics.sh BINDIR [TOPOLOGY]}
@@ -171,6 +172,20 @@ while read -r name value; do
 done < <(grep -v '^#' "$mid" | grep '_total')
 [ "$n" -ge 30 ] || fail "only $n counter samples compared"
 echo "PASS: none of h0's $n counter samples fell when the run's QPs went"
+
+# the Grafana dashboard's agent panels select only names a live agent exports, by its labels
+grep -v '^#' "$work/h0-2.prom" | sed 's/[{ ].*//' | sort -u >"$work/live-names"
+missing=$(python3 "$root/tests/cli/grafana_check.py" "$root/deploy/grafana/mrcfab.json" --names-only |
+    grep '^mrcfab_agent_' | grep -vxFf "$work/live-names" || true)
+[ -z "$missing" ] || fail "the dashboard selects agent metrics h0 does not export: $missing"
+python3 "$root/tests/cli/grafana_check.py" "$root/deploy/grafana/mrcfab.json" "$work/live-names" \
+    "$work/rules.yml" --samples "$work/h0-2.prom" >"$work/grafana.out" || true
+if grep '^FAIL.*\(mrcfab_agent_\|label\)' "$work/grafana.out"; then
+    fail "the dashboard's agent panels against h0's /metrics"
+fi
+grep -q '^PASS the labels of [1-9][0-9]* expressions' "$work/grafana.out" ||
+    fail "no agent panel's labels checked: $(grep labels "$work/grafana.out")"
+echo "PASS: every mrcfab_agent_ name and label of deploy/grafana/mrcfab.json is in h0's /metrics"
 
 api DELETE "denylist/$id" >/dev/null
 echo "agent_metrics: all passed"
