@@ -39,6 +39,7 @@ typedef struct ctl_ctx {
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */
+    int64_t history_ms; /* how long the health history is kept in the store */
     const util_opt *opts;
     ctl_metrics metrics;
     /* called after each denylist change is committed (wakes the push channel) */

@@ -265,6 +265,30 @@ static bool cls_room(ctl_health *h, int64_t now)
     return 2 * (h->ncls + 1) <= h->cls_cap;
 }
 
+void ctl_health_cls_restore(ctl_health *h, const cls *c, int64_t now)
+{
+    uint32_t src = c->src - 1, dst = c->dst - 1;
+    cls *o = cls_find(h, src, dst, c->p, c->j);
+    if (!o && cls_room(h, now)) {
+        uint64_t k = cls_hash(c->src, c->dst, c->p, c->j) & (h->cls_cap - 1);
+        while (h->cls[k].src) {
+            k = (k + 1) & (h->cls_cap - 1);
+        }
+        o = &h->cls[k];
+        h->ncls++;
+    }
+    if (!o) {
+        return;
+    }
+    *o = *c;
+    o->mark = 0;
+    if (h->nlossy_keys == h->lossy_cap) {
+        h->lossy_cap = h->lossy_cap ? 2 * h->lossy_cap : 256;
+        h->lossy_keys = util_xrealloc(h->lossy_keys, h->lossy_cap * sizeof(key));
+    }
+    h->lossy_keys[h->nlossy_keys++] = (key){src, dst, c->j, c->p};
+}
+
 /* A class's evidence in the window: -1 none, 0 clean, 1 lossy. */
 static int cls_lossy(const ctl_health *h, const cls *c, int64_t now)
 {
@@ -585,6 +609,20 @@ static void history(ctl_health *h, uint64_t id, int from, int to, double loss, i
     r->last_ms = now;
 }
 
+/* A link's loss: its lossier direction's, both sources counted. */
+static double link_loss(const ctl_health *h, uint64_t l, int64_t now)
+{
+    double loss = 0;
+    for (unsigned d = 0; d < 2; d++) {
+        dirview v = dir_view(h, &h->links[l].dir[d], now);
+        probeview pv = ctl_health_probe_view(h, 2 * l + d, now);
+        uint64_t sent = v.sent + pv.sent, lost = v.lost + pv.lost;
+        double r = sent ? (double)lost / (double)sent : 0;
+        loss = r > loss ? r : loss;
+    }
+    return loss;
+}
+
 /* A switch's state from its links: many of them at once point at the switch itself. */
 static int switch_state(const uint32_t c[4])
 {
@@ -636,11 +674,7 @@ static void refresh(ctl_health *h, int64_t now)
                 h->sw_count[t1][st]++;
             }
             if (st != was || st >= ST_DEGRADED) {
-                dirview u = dir_view(h, &h->links[l].dir[0], now),
-                        d = dir_view(h, &h->links[l].dir[1], now);
-                double up = loss_rate(&u), down = loss_rate(&d);
-                double loss = up > down ? up : down;
-                history(h, l, was, st, loss, now);
+                history(h, l, was, st, link_loss(h, l, now), now);
             }
             if (++done % SLICE == 0) { /* let reports in */
                 pthread_rwlock_unlock(&h->lock);

@@ -38,6 +38,15 @@ struct ctl_store;
  * window's start and end. 0 or -EIO (the views keep the entries they had). */
 int ctl_health_denials(ctl_health *h, struct ctl_store *store, int64_t now);
 
+/* Saves the evidence that matters and the verdicts as the store's checkpoint, and the
+ * history samples taken since the last save, removing history older than |keep_ms|. 0 or
+ * -EIO (the next save tries again). */
+int ctl_health_save(ctl_health *h, struct ctl_store *store, int64_t now, int64_t keep_ms);
+/* Loads what an earlier run on the same fabric saved (before serving). 0 (nothing saved is
+ * 0 too), or -EINVAL / -EIO with a sentence in |err|: the engine starts afresh. */
+int ctl_health_load(ctl_health *h, struct ctl_store *store, int64_t now, int64_t keep_ms,
+                    char *err, size_t errlen);
+
 /* Once a second: drops the verdicts of a localizer silent for a whole window. */
 void ctl_health_tick(ctl_health *h, int64_t now);
 

@@ -73,6 +73,7 @@ typedef struct reporter {
     int64_t posted_ms;
     hverdict *v;
     size_t n;
+    char *json; /* the set as posted, for the checkpoint */
 } reporter;
 
 /* What a set of elements touches, for denied and named marks: (key, index) pairs sorted by
@@ -188,6 +189,7 @@ struct ctl_health {
     size_t ndenials;
     hmarks deny;
     int64_t deny_version;
+    int64_t saved_ms; /* history samples up to this time are in the store */
 };
 
 /* A reporter's id: FNV-1a of its token's name, never 0. */
@@ -218,6 +220,15 @@ void ctl_health_deny_json(util_buf *b, const ctl_deny *const *v, size_t n);
 void ctl_health_element_text(util_buf *b, ctl_health *h, uint64_t l, uint32_t sw, int64_t now);
 /* A verdict as the API shows it (null for NULL). */
 void ctl_health_verdict_text(util_buf *b, const hverdict *v);
+/* A localizer's verdict set as a checkpoint kept it (h->lock held for writing): 0, or
+ * -EINVAL when the text is not a set of verdicts of this fabric. */
+int ctl_health_verdicts_restore(ctl_health *h, const char *who, const char *json,
+                                int64_t posted_ms);
+/* A saved lossy class, prober direction or plane's coverage back in place (h->lock held for
+ * writing). */
+void ctl_health_cls_restore(ctl_health *h, const cls *c, int64_t now);
+void ctl_health_pdir_restore(ctl_health *h, const pdir *p, int64_t now);
+void ctl_health_cover(ctl_health *h, unsigned plane);
 void ctl_health_probe_init(ctl_health *h);
 void ctl_health_probe_fini(ctl_health *h);
 void ctl_health_deny_fini(ctl_health *h);

@@ -35,6 +35,7 @@ void ctl_health_probe_init(ctl_health *h)
 static void reporter_clear(reporter *r)
 {
     free(r->v);
+    free(r->json);
     memset(r, 0, sizeof(*r));
 }
 
@@ -145,6 +146,28 @@ probeview ctl_health_probe_view(const ctl_health *h, uint64_t di, int64_t now)
         v.last_ms = v.sent ? c->last_ms : 0;
     }
     return v;
+}
+
+void ctl_health_cover(ctl_health *h, unsigned p)
+{
+    /* every link of the plane has the prober's evidence: each is judged */
+    uint64_t ranges[2][2] = {{h->base[p], h->base[p] + (uint64_t)h->nt0[p] * h->nt1[p]},
+                             {nic_index(h, 0, p), nic_index(h, 0, p) + h->nhosts}};
+    for (int k = 0; k < 2; k++) {
+        for (uint64_t l = ranges[k][0]; l < ranges[k][1]; l++) {
+            if (link_exists(h, l)) {
+                h->has[l / 64] |= 1ull << (l % 64);
+            }
+        }
+    }
+}
+
+void ctl_health_pdir_restore(ctl_health *h, const pdir *p, int64_t now)
+{
+    pdir *slot = pdir_get(h, p->dir - 1, now);
+    *slot = *p;
+    uint64_t l = (p->dir - 1) / 2;
+    h->has[l / 64] |= 1ull << (l % 64);
 }
 
 /* --- the verdicts' marks -------------------------------------------------------------------- */
@@ -439,6 +462,52 @@ static int parse_verdict(const ctl_health *h, json_object *o, size_t i, hverdict
     return 0;
 }
 
+/* |who|'s verdict set becomes |v| (taken, |n| of them), |json| its posted text (copied, for
+ * the checkpoint); with h->lock held for writing. */
+static void verdicts_take(ctl_health *h, const char *who, hverdict *v, size_t n, const char *json,
+                          int64_t posted_ms)
+{
+    uint32_t id = ctl_health_name_hash(who);
+    reporter *slot = NULL, *spare = NULL, *oldest = &h->rep[0];
+    for (unsigned k = 0; k < REPORTERS; k++) {
+        reporter *rp = &h->rep[k];
+        slot = rp->id == id ? rp : slot;
+        spare = !spare && !rp->id ? rp : spare;
+        oldest = rp->posted_ms < oldest->posted_ms ? rp : oldest;
+    }
+    slot = slot ? slot : spare ? spare : oldest;
+    reporter_clear(slot);
+    slot->id = id;
+    snprintf(slot->name, sizeof(slot->name), "%s", who);
+    slot->v = v;
+    slot->n = n;
+    slot->json = util_xstrdup(json);
+    slot->posted_ms = posted_ms;
+    ctl_health_named_rebuild(h);
+}
+
+int ctl_health_verdicts_restore(ctl_health *h, const char *who, const char *json,
+                                int64_t posted_ms)
+{
+    char why[256];
+    json_object *ver = util_json_parse("saved verdicts", json, strlen(json), why, sizeof(why));
+    size_t n = json_object_is_type(ver, json_type_array) ? json_object_array_length(ver) : 0;
+    int rv = ver && json_object_is_type(ver, json_type_array) && n <= VERDICTS_MAX ? 0 : -EINVAL;
+    hverdict *v = util_xcalloc(n + 1, sizeof(*v));
+    for (size_t i = 0; i < n && rv == 0; i++) {
+        rv = parse_verdict(h, json_object_array_get_idx(ver, i), i, &v[i], why, sizeof(why)) == 0
+                 ? 0
+                 : -EINVAL;
+    }
+    if (rv == 0) {
+        verdicts_take(h, who, v, n, json, posted_ms);
+    } else {
+        free(v);
+    }
+    json_object_put(ver);
+    return rv;
+}
+
 typedef struct presult {
     uint64_t di;
     uint64_t sent, lost;
@@ -552,35 +621,13 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *who, int64_t no
         c->hosts = (uint32_t)pc[i].hosts;
         c->last_ms = now;
         if (fresh) {
-            /* every link of the plane has the prober's evidence: each is judged */
-            unsigned p = pc[i].plane;
-            uint64_t ranges[2][2] = {{h->base[p], h->base[p] + (uint64_t)h->nt0[p] * h->nt1[p]},
-                                     {nic_index(h, 0, p), nic_index(h, 0, p) + h->nhosts}};
-            for (int k = 0; k < 2; k++) {
-                for (uint64_t l = ranges[k][0]; l < ranges[k][1]; l++) {
-                    if (link_exists(h, l)) {
-                        h->has[l / 64] |= 1ull << (l % 64);
-                    }
-                }
-            }
+            ctl_health_cover(h, pc[i].plane);
         }
     }
     if (has_ver) {
-        reporter *slot = NULL, *spare = NULL, *oldest = &h->rep[0];
-        for (unsigned k = 0; k < REPORTERS; k++) {
-            reporter *rp = &h->rep[k];
-            slot = rp->id == id ? rp : slot;
-            spare = !spare && !rp->id ? rp : spare;
-            oldest = rp->posted_ms < oldest->posted_ms ? rp : oldest;
-        }
-        slot = slot ? slot : spare ? spare : oldest;
-        reporter_clear(slot);
-        slot->id = id;
-        snprintf(slot->name, sizeof(slot->name), "%s", who);
-        slot->v = pv;
-        slot->n = nv;
+        verdicts_take(h, who, pv, nv, json_object_to_json_string_ext(ver, JSON_C_TO_STRING_PLAIN),
+                      now);
         pv = NULL;
-        ctl_health_named_rebuild(h);
     }
     for (unsigned k = 0; k < REPORTERS; k++) {
         if (h->rep[k].id == id) {

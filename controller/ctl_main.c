@@ -19,7 +19,8 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key, *cc, *web, *log;
-    uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval;
+    uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval,
+        history_days;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
 } o;
@@ -41,6 +42,7 @@ static const util_opt opts[] = {
     {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "8192", .min = 16, .max = 65536, .dest = &o.max_connections, .help = "open connections at most"},
     {.name = "window", .kind = UTIL_OPT_UINT, .def = "60", .min = 2, .max = 86400, .dest = &o.window, .arg = "S", .help = "seconds of evidence health is judged on"},
     {.name = "agent-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.agent_interval, .arg = "S", .help = "seconds between an agent's reports; an agent silent for 3 of them is stale"},
+    {.name = "history-days", .kind = UTIL_OPT_UINT, .def = "7", .min = 1, .max = 3650, .dest = &o.history_days, .arg = "DAYS", .help = "how long the elements' health history is kept in the store"},
     {.name = "floor", .kind = UTIL_OPT_UINT, .def = "50", .min = 0, .max = 100, .dest = &o.floor, .arg = "PCT", .help = "percent of its path capacity a denylist entry may not cut a host pair below (without force)"},
     UTIL_OPT_CC(&o.cc),
     UTIL_OPT_PORT_GBPS(&o.port_gbps),
@@ -190,6 +192,11 @@ int main(int argc, char **argv)
         goto out;
     }
     ctx->health = ctl_health_new(topo, o.window * 1000);
+    ctx->history_ms = (int64_t)o.history_days * 86400 * 1000;
+    if (ctl_health_load(ctx->health, store, ctl_now_ms(), ctx->history_ms, err, sizeof(err)) !=
+        0) {
+        util_log(UTIL_LOG_WARNING, "--db %s: %s", o.db, err);
+    }
     if (ctl_health_denials(ctx->health, store, ctl_now_ms()) != 0) {
         util_log(UTIL_LOG_ERR, "--db %s: the denylist's entries cannot be read", o.db);
         goto out;

@@ -11,13 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctl_store.h"
+#include "ctl_store_int.h"
 #include "util.h"
 
-struct ctl_store {
-    sqlite3 *db;
-    pthread_mutex_t lock;
-};
 
 static const char *const schema =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -31,7 +27,13 @@ static const char *const schema =
     " id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS agents ("
-    " host TEXT PRIMARY KEY, record TEXT NOT NULL, registered INTEGER NOT NULL);";
+    " host TEXT PRIMARY KEY, record TEXT NOT NULL, registered INTEGER NOT NULL);"
+    /* the health engine's checkpoint (one blob a name) and its elements' history */
+    "CREATE TABLE IF NOT EXISTS blobs (name TEXT PRIMARY KEY, data BLOB NOT NULL,"
+    " saved INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS history (element INTEGER NOT NULL, time INTEGER NOT NULL,"
+    " loss REAL NOT NULL, state INTEGER NOT NULL, PRIMARY KEY (element, time)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS history_time ON history (time);";
 
 int64_t ctl_now_ms(void)
 {

@@ -60,6 +60,28 @@ int ctl_store_agent_all(ctl_store *store,
                                    int64_t registered),
                         void *user);
 
+/* A named blob (the health engine's checkpoint): put replaces it, in one statement; get
+ * returns 0 with a heap copy (the caller frees it), -ENOENT when there is none, or -EIO. */
+int ctl_store_blob_put(ctl_store *store, const char *name, const void *data, size_t len,
+                       int64_t now);
+int ctl_store_blob_get(ctl_store *store, const char *name, void **pdata, size_t *plen);
+
+/* One sample of an element's health history: the health engine's element id, when (Unix
+ * ms), its loss and state. */
+typedef struct ctl_hsample {
+    uint64_t element;
+    int64_t ms;
+    float loss;
+    uint8_t state;
+} ctl_hsample;
+/* Adds |n| samples and removes those older than |keep_after| (ms), in one transaction.
+ * 0 or -EIO. */
+int ctl_store_history_add(ctl_store *store, const ctl_hsample *v, size_t n, int64_t keep_after);
+/* Calls |fn| with every sample since |after|, by element then time; |fn| must not call the
+ * store. 0 or -EIO. */
+int ctl_store_history_all(ctl_store *store, int64_t after,
+                          void (*fn)(void *user, const ctl_hsample *sample), void *user);
+
 /* |d| as JSON; "active" is whether it applies at |now| (no window, or inside it). */
 json_object *ctl_deny_json(const ctl_deny *d, int64_t now);
 /* An RFC 3339 UTC time ("2026-11-30T02:00:00Z", optional fraction) in Unix ms, or -1 if it

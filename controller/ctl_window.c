@@ -3,7 +3,8 @@
  * so that a clock step is noticed), then ticks the store over what passed since its last
  * tick (the store keeps it: boundaries that passed while the controller was down are ticked
  * at startup, once), and the health engine over its own second (verdicts of a localizer
- * gone silent expire). */
+ * gone silent expire; every SAVE_MS its checkpoint goes to the store, and once more when it
+ * stops). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -17,7 +18,21 @@ struct ctl_window {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stopping;
+    int64_t saved_ms;
 };
+
+/* The health checkpoint's period: well inside an agent's report interval, so that a
+ * restarted controller shows what it showed. */
+#define SAVE_MS 2000
+
+static void save(ctl_window *w, int64_t now)
+{
+    if (ctl_health_save(w->ctx->health, w->ctx->store, now, w->ctx->history_ms) != 0) {
+        util_log(UTIL_LOG_WARNING, "the health checkpoint could not be written (tried again in "
+                 "%d s)", SAVE_MS / 1000);
+    }
+    w->saved_ms = now;
+}
 
 static void *run(void *arg)
 {
@@ -33,6 +48,9 @@ static void *run(void *arg)
         }
         if (w->ctx->health) {
             ctl_health_tick(w->ctx->health, now);
+            if (now - w->saved_ms >= SAVE_MS) {
+                save(w, now);
+            }
         }
         int64_t next = ctl_store_next_boundary(w->ctx->store, now);
         int64_t until = now + 1000;
@@ -44,6 +62,9 @@ static void *run(void *arg)
         }
     }
     pthread_mutex_unlock(&w->lock);
+    if (w->ctx->health) {
+        save(w, ctl_now_ms()); /* what it showed last, for the next start */
+    }
     return NULL;
 }
 
