@@ -974,6 +974,7 @@ char *ctl_metrics_text(ctl_ctx *c, size_t *plen)
         for (int k = 0; k < 4; k++) {
             EMIT("mrcfab_links{state=\"%s\"} %" PRIu64 "\n", names[k], n[k]);
         }
+        ctl_health_metrics(c->health, ctl_now_ms(), &s);
     }
     if (c->agents) {
         uint64_t fresh, stale;

@@ -11,6 +11,8 @@
 #include <mrcfab/fabric.h>
 #include <stdint.h>
 
+#include "util.h"
+
 typedef struct ctl_health ctl_health;
 
 /* Evidence counts within |window_ms| (two half windows, the older one aging out). */
@@ -85,6 +87,8 @@ char *ctl_health_problems_text(ctl_health *h, unsigned plane, uint64_t offset, u
  * 1 when |if_none_match| holds that ETag already (no body: 304); -EINVAL for no such plane. */
 int ctl_health_matrix(ctl_health *h, unsigned plane, const char *if_none_match, int64_t now,
                       char *etag, size_t etaglen, char **pbody, size_t *plen);
+/* The per-plane health gauges of /metrics (Prometheus text) appended to |b|. */
+void ctl_health_metrics(ctl_health *h, int64_t now, util_buf *b);
 /* How many links are in each state: no_data, ok, degraded, bad. */
 void ctl_health_counts(ctl_health *h, int64_t now_ms, uint64_t n[4]);
 /* How many reports and probe results were accepted. */

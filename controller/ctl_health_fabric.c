@@ -45,6 +45,47 @@ static bool denied_itself(const ctl_health *h, uint64_t l, uint32_t sw)
            ctl_hmarks_find(&h->deny, 2 * l + 1, &first) > 0;
 }
 
+/* One plane's counts: T0-T1 links, host ports and switches by state, elements denied. */
+typedef struct plane_counts {
+    uint64_t links[4], ports[4], sws[4], denied;
+} plane_counts;
+
+/* With h->lock held for reading. */
+static void count_plane(const ctl_health *h, unsigned p, plane_counts *c)
+{
+    memset(c, 0, sizeof(*c));
+    uint64_t lo = h->base[p], hi = lo + (uint64_t)h->nt0[p] * h->nt1[p];
+    uint64_t plo = nic_index(h, 0, p), phi = plo + h->nhosts;
+    for (int s = ST_OK; s <= ST_BAD; s++) {
+        for (size_t i = 0; i < h->by_state[s].n; i++) {
+            uint64_t l = h->by_state[s].v[i];
+            c->links[s] += l >= lo && l < hi;
+            c->ports[s] += l >= plo && l < phi;
+        }
+    }
+    uint64_t nports = 0;
+    for (uint64_t l = plo; l < phi; l++) {
+        nports += link_exists(h, l);
+    }
+    c->links[ST_NODATA] = (hi - lo) - c->links[ST_OK] - c->links[ST_DEGRADED] - c->links[ST_BAD];
+    c->ports[ST_NODATA] = nports - c->ports[ST_OK] - c->ports[ST_DEGRADED] - c->ports[ST_BAD];
+    for (uint32_t sw = 0; sw < h->nsw; sw++) {
+        fab_switch s;
+        if (fab_switch_get(h->topo, sw, &s) == 0 && s.plane == p) {
+            c->sws[h->sw_st[sw]]++;
+            c->denied += denied_itself(h, 0, sw);
+        }
+    }
+    uint64_t last = UINT64_MAX;
+    for (size_t i = 0; i < h->deny.n; i++) {
+        uint64_t key = h->deny.pairs[i].key;
+        if (key < 2 * h->nall && key / 2 != last && plane_of(h, key / 2) == p) {
+            c->denied++;
+            last = key / 2;
+        }
+    }
+}
+
 char *ctl_health_summary_text(ctl_health *h, int64_t now, size_t *plen)
 {
     ctl_health_fresh(h, now);
@@ -53,40 +94,11 @@ char *ctl_health_summary_text(ctl_health *h, int64_t now, size_t *plen)
     util_buf_printf(&b, "{\"version\":\"h%" PRIu64 "-d%" PRId64 "\",\"planes\":[", h->snap_seq,
                     h->deny_version);
     for (unsigned p = 0; p < h->planes; p++) {
-        uint64_t links[4] = {0}, ports[4] = {0}, sws[4] = {0}, denied = 0;
-        uint64_t lo = h->base[p], hi = lo + (uint64_t)h->nt0[p] * h->nt1[p];
-        uint64_t plo = nic_index(h, 0, p), phi = plo + h->nhosts;
-        for (int s = ST_OK; s <= ST_BAD; s++) {
-            for (size_t i = 0; i < h->by_state[s].n; i++) {
-                uint64_t l = h->by_state[s].v[i];
-                links[s] += l >= lo && l < hi;
-                ports[s] += l >= plo && l < phi;
-            }
-        }
-        uint64_t nports = 0;
-        for (uint64_t l = plo; l < phi; l++) {
-            nports += link_exists(h, l);
-        }
-        links[ST_NODATA] = (hi - lo) - links[ST_OK] - links[ST_DEGRADED] - links[ST_BAD];
-        ports[ST_NODATA] = nports - ports[ST_OK] - ports[ST_DEGRADED] - ports[ST_BAD];
-        for (uint32_t sw = 0; sw < h->nsw; sw++) {
-            fab_switch s;
-            if (fab_switch_get(h->topo, sw, &s) == 0 && s.plane == p) {
-                sws[h->sw_st[sw]]++;
-                denied += denied_itself(h, 0, sw);
-            }
-        }
-        uint64_t last = UINT64_MAX;
-        for (size_t i = 0; i < h->deny.n; i++) {
-            uint64_t key = h->deny.pairs[i].key;
-            if (key < 2 * h->nall && key / 2 != last && plane_of(h, key / 2) == p) {
-                denied++;
-                last = key / 2;
-            }
-        }
+        plane_counts c;
+        count_plane(h, p, &c);
         util_buf_printf(&b, "%s{\"plane\":%u", p ? "," : "", p);
         const char *names[] = {"links", "host_ports", "switches"};
-        const uint64_t *counts[] = {links, ports, sws};
+        const uint64_t *counts[] = {c.links, c.ports, c.sws};
         for (int k = 0; k < 3; k++) {
             util_buf_printf(&b, ",\"%s\":{", names[k]);
             for (int s = 0; s < 4; s++) {
@@ -95,13 +107,66 @@ char *ctl_health_summary_text(ctl_health *h, int64_t now, size_t *plen)
             util_buf_lit(&b, "}");
         }
         util_buf_printf(&b, ",\"bad\":%" PRIu64 ",\"degraded\":%" PRIu64 ",\"denied\":%" PRIu64 "}",
-                        links[ST_BAD] + ports[ST_BAD] + sws[ST_BAD],
-                        links[ST_DEGRADED] + ports[ST_DEGRADED] + sws[ST_DEGRADED], denied);
+                        c.links[ST_BAD] + c.ports[ST_BAD] + c.sws[ST_BAD],
+                        c.links[ST_DEGRADED] + c.ports[ST_DEGRADED] + c.sws[ST_DEGRADED], c.denied);
     }
     util_buf_lit(&b, "]}");
     pthread_rwlock_unlock(&h->lock);
     *plen = b.len;
     return b.s;
+}
+
+void ctl_health_metrics(ctl_health *h, int64_t now, util_buf *b)
+{
+    static const char *const kinds[] = {"link", "host_port", "switch", "optic"};
+    ctl_health_fresh(h, now);
+    plane_counts *c = util_xcalloc(h->planes + 1, sizeof(*c));
+    uint64_t (*verdicts)[4] = util_xcalloc(h->planes + 1, sizeof(*verdicts));
+    pthread_rwlock_rdlock(&h->lock);
+    for (unsigned p = 0; p < h->planes; p++) {
+        count_plane(h, p, &c[p]);
+    }
+    for (size_t i = 0; i < h->nvflat; i++) {
+        const hverdict *v = h->vflat[i];
+        fab_element el;
+        char why[8];
+        if (v->nel && fab_element_parse(h->topo, v->element[0], &el, why, sizeof(why)) == 0 &&
+            el.plane < h->planes) {
+            for (int k = 0; k < 4; k++) {
+                verdicts[el.plane][k] += strcmp(v->kind, kinds[k]) == 0;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&h->lock);
+    const char *fam[] = {"links", "host_ports", "switches"};
+    const char *help[] = {"T0-T1 links", "host ports (NIC-T0 links)", "switches"};
+    for (int k = 0; k < 3; k++) {
+        util_buf_printf(b, "# HELP mrcfab_health_%s The %s of each plane by health state.\n", fam[k],
+                        help[k]);
+        util_buf_printf(b, "# TYPE mrcfab_health_%s gauge\n", fam[k]);
+        for (unsigned p = 0; p < h->planes; p++) {
+            const uint64_t *n = k == 0 ? c[p].links : k == 1 ? c[p].ports : c[p].sws;
+            for (int s = 0; s < 4; s++) {
+                util_buf_printf(b, "mrcfab_health_%s{plane=\"%u\",state=\"%s\"} %" PRIu64 "\n",
+                                fam[k], p, states[s], n[s]);
+            }
+        }
+    }
+    util_buf_lit(b, "# HELP mrcfab_health_denied Elements of each plane a denylist entry in force "
+                    "takes out of use.\n# TYPE mrcfab_health_denied gauge\n");
+    for (unsigned p = 0; p < h->planes; p++) {
+        util_buf_printf(b, "mrcfab_health_denied{plane=\"%u\"} %" PRIu64 "\n", p, c[p].denied);
+    }
+    util_buf_lit(b, "# HELP mrcfab_health_verdicts The localizers' verdicts held, by plane and "
+                    "kind.\n# TYPE mrcfab_health_verdicts gauge\n");
+    for (unsigned p = 0; p < h->planes; p++) {
+        for (int k = 0; k < 4; k++) {
+            util_buf_printf(b, "mrcfab_health_verdicts{plane=\"%u\",kind=\"%s\"} %" PRIu64 "\n", p,
+                            kinds[k], verdicts[p][k]);
+        }
+    }
+    free(c);
+    free(verdicts);
 }
 
 /* One element of the problem list: its severity (0 bad, 1 degraded, 2 denied only), plane,
