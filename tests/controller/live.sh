@@ -216,6 +216,7 @@ while read -r method path; do
     "get /api/v1/denylist/version") s=$(req reader GET "$url?after=0&wait=0") want=200 ;;
     "get /api/v1/health/path") s=$(req reader GET "$url?from=h0&to=h5") want=200 ;;
     "get /api/v1/health/history") s=$(req reader GET "$url?element=p0-t0-0~p0-t1-1") want=200 ;;
+    "get /api/v1/health/matrix") s=$(req reader GET "$url?plane=0") want=200 ;;
     "get /api/v1/agents/{host}") s=$(req reader GET /api/v1/agents/h0) want=200 ;;
     "get "*) s=$(req reader GET "$url") want=200 ;;
     "post /api/v1/denylist") s=$(req operator POST "$url" '{"element": "p0-t0-2", "reason": "openapi"}') want=201 ;;
@@ -307,6 +308,45 @@ check '[ "$(state)" = "$before" ]' "and nothing changed"
 s=$(req operator POST '/api/v1/denylist?force=true' '{"element": "h5:1", "reason": "nic"}'); check '[ "$s" = 201 ]' "an operator forces it: 201"
 req reader GET '/api/v1/audit?limit=1000' >/dev/null
 check '[ "$(json "d[\"records\"][-1][\"detail\"].get(\"forced\")")" = True ]' "the audit says it was forced"
+
+# the prober's evidence with no data traffic, its verdicts, denied beside the states, the
+# fabric-wide views (the matrix's ETag and 304), every answer as schemas/openapi.yaml says,
+# and the same health after a restart
+conform() { # METHOD PATH STATUS FILE...
+    node "$root/tests/openapi/conform.mjs" "$@" >"$tmp/conform" 2>&1
+}
+s=$(req prober POST /api/v1/probes '{"window": 1, "window_ms": 1000, "coverage": [{"plane": 1, "nic": 1408, "uplink": 1280, "hosts": 8}], "results": [{"element": "p1-t0-2~p1-t1-1", "scope": "down", "sent": 1280, "lost": 40}], "verdicts": [{"component": "p1 D t0=2 t1=1", "kind": "link", "elements": [{"element": "p1-t0-2~p1-t1-1", "scope": "down"}], "loss": 0.03, "lost": 40, "sent": 1280, "horizon_s": 1, "llr": 60, "state": "denied", "entries": [0]}]}')
+check '[ "$s" = 202 ]' "the localizer's post: coverage, results, verdicts (202)"
+s=$(req reader GET '/api/v1/health/links?plane=1&state=bad')
+check '[ "$s" = 200 ] && [ "$(json "[(i[\"down\"][\"prober\"][\"lost\"], i[\"down\"][\"prober\"][\"own\"], i[\"verdict\"][\"kind\"]) for i in d[\"items\"] if i[\"link\"] == \"p1-t0-2~p1-t1-1\"]")" = "[(40, True, '"'"'link'"'"')]" ]' "the prober's result makes its link bad, with its evidence and its verdict"
+cp "$tmp/out" "$tmp/links.json"
+s=$(req reader GET '/api/v1/health/links?plane=1&state=no_data&limit=1000')
+check '[ "$(json "d[\"total\"]")" = 0 ]' "and the plane's coverage gives every other link and host port the prober's evidence"
+s=$(req reader GET /api/v1/health/summary); cp "$tmp/out" "$tmp/summary.json"
+check '[ "$s" = 200 ] && [ "$(json "d[\"planes\"][1][\"bad\"] >= 1 and d[\"planes\"][1][\"links\"][\"no_data\"] == 0")" = True ]' "summary: plane 1's bad elements, no link without data"
+s=$(req reader GET '/api/v1/health/problems?limit=1000'); cp "$tmp/out" "$tmp/problems.json"
+check '[ "$s" = 200 ] && [ "$(json "[i[\"state\"] for i in d[\"items\"] if i[\"element\"] == \"p1-t0-2~p1-t1-1\"]")" = "['"'"'bad'"'"']" ] && [ "$(json "[i[\"state\"] for i in d[\"items\"]] == sorted([i[\"state\"] for i in d[\"items\"]], key=lambda s: s != \"bad\")")" = True ]' "problems: the bad link among them, bad ones first"
+s=$(curl -s -D "$tmp/hdr" -o "$tmp/matrix.json" -w '%{http_code}' -H "Authorization: Bearer $(awk '$2 == "reader" {print $1}' "$tmp/tokens")" "$base/api/v1/health/matrix?plane=1")
+etag=$(awk 'tolower($1) == "etag:" {print $2}' "$tmp/hdr" | tr -d '\r')
+check '[ "$s" = 200 ] && [ -n "$etag" ] && [ "$(python3 -c "import json,base64; d=json.load(open(\"$tmp/matrix.json\")); print(base64.b64decode(d[\"cells\"])[2 * d[\"t1\"] + 1] & 0x0f)")" = 11 ]' "the matrix: p1-t0-2~p1-t1-1 down bad and named (0x0b), tagged $etag"
+s=$(curl -s -o "$tmp/m304" -w '%{http_code} %{size_download}' -H "If-None-Match: $etag" -H "Authorization: Bearer $(awk '$2 == "reader" {print $1}' "$tmp/tokens")" "$base/api/v1/health/matrix?plane=1")
+check '[ "$s" = "304 0" ]' "polling an unchanged plane: 304, no body"
+s=$(req reader GET '/api/v1/health/matrix'); check '[ "$s" = 400 ] && problem 400' "a matrix without plane: 400"
+s=$(req reader GET '/api/v1/health/matrix?plane=9'); check '[ "$s" = 400 ] && problem 400' "a plane the fabric lacks: 400"
+s=$(req reader GET '/api/v1/health/path?from=h0&to=h5'); cp "$tmp/out" "$tmp/path.json"
+s=$(req reader GET '/api/v1/health/switches'); cp "$tmp/out" "$tmp/switches.json"
+for f in summary problems matrix links path switches; do
+    check 'conform GET "/api/v1/health/$f" 200 "$tmp/$f.json"' "GET /api/v1/health/$f conforms to schemas/openapi.yaml$(head -c 300 "$tmp/conform")"
+done
+s=$(req prober POST /api/v1/probes '{"verdicts": [{"component": "x", "kind": "wire", "elements": [{"element": "p0-t1-0"}], "state": "denied"}]}')
+check '[ "$s" = 400 ] && problem 400' "a verdict of no kind: 400, nothing taken"
+sleep 2.5 # a checkpoint
+check 'stop' "SIGTERM with health to keep"
+start
+s=$(req reader GET '/api/v1/health/links?plane=1&state=bad')
+check '[ "$(json "[i[\"verdict\"][\"component\"] for i in d[\"items\"] if i[\"link\"] == \"p1-t0-2~p1-t1-1\"]")" = "['"'"'p1 D t0=2 t1=1'"'"']" ]' "restarted, the controller shows the same health: the bad link and its verdict"
+req reader GET /api/v1/health/summary >/dev/null
+check '[ "$(python3 -c "import json; a=json.load(open(\"$tmp/summary.json\")); b=json.load(open(\"$tmp/out\")); print(a[\"planes\"] == b[\"planes\"])")" = True ]' "and the same summary"
 
 # SIGTERM: a clean stop
 check 'stop' "SIGTERM stops it cleanly"
