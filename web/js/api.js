@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The controller's API as the dashboard uses it: the bearer token of this browser session, one
-// fetch wrapper that sends it and turns faults (RFC 9457 problem documents) into ApiError, and
-// the two shared caches several views read (the denylist, keyed by its version, and the audit
-// log, fetched incrementally).
+// fetch wrapper that sends it and turns faults (RFC 9457 problem documents) into ApiError (and
+// its conditional form, for the answers tagged with an ETag), and the two shared caches several
+// views read (the denylist, keyed by its version, and the audit log, fetched incrementally).
 
 const KEY = 'mrcfab.token'; // sessionStorage: gone when the tab closes, never in a URL
 
@@ -26,20 +26,21 @@ export class ApiError extends Error {
     }
 }
 
-// api('/api/v1/x', {method, body, query}) → the parsed JSON (null for 204). A request the
-// controller does not answer within 10 s is abandoned: the next poll asks again.
-export async function api(path, { method = 'GET', body, query } = {}) {
+// One request with the session's token; the Response, or ApiError when there is none. A request
+// the controller does not answer within 10 s is abandoned: the next poll asks again.
+async function request(path, { method = 'GET', body, query, headers: extra } = {}) {
     const url = new URL(path, location.origin);
     for (const [k, v] of Object.entries(query || {})) {
         if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
     }
-    const headers = { Authorization: `Bearer ${getToken() || ''}` };
+    const headers = { Authorization: `Bearer ${getToken() || ''}`, ...extra };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), 10000);
-    let res;
     try {
-        res = await fetch(url, {
+        // no-store: the browser adds no validators of its own, so a 304 reaches us only when we
+        // asked for one (tagged() below), and nothing stale is ever served from its cache
+        return await fetch(url, {
             method, headers, signal: ctl.signal, cache: 'no-store',
             body: body === undefined ? undefined : JSON.stringify(body),
         });
@@ -48,6 +49,9 @@ export async function api(path, { method = 'GET', body, query } = {}) {
     } finally {
         clearTimeout(timer);
     }
+}
+
+async function parse(res) {
     if (res.status === 204) return null;
     const text = await res.text();
     let data = null;
@@ -58,6 +62,21 @@ export async function api(path, { method = 'GET', body, query } = {}) {
     }
     if (!res.ok) throw new ApiError(res.status, data, text.slice(0, 200));
     return data;
+}
+
+// api('/api/v1/x', {method, body, query}) → the parsed JSON (null for 204).
+export async function api(path, opts = {}) {
+    return parse(await request(path, opts));
+}
+
+// A GET with If-None-Match of the tag the last answer had: {changed: false} for 304 (no body
+// sent, nothing to parse), else {changed: true, etag, data}.
+export async function tagged(path, { query, etag } = {}) {
+    const res = await request(path, { query, headers: etag ? { 'If-None-Match': etag } : {} });
+    if (res.status === 304) return { changed: false, etag };
+    const tag = res.headers.get('ETag');
+    const data = await parse(res);
+    return { changed: true, etag: tag, data };
 }
 
 // Who the token is. A controller without /whoami yet is read as a reader: edit controls only

@@ -1,185 +1,101 @@
 // SPDX-License-Identifier: MIT
-// The overview of one plane: its elements counted by state, and the T0 x T1 link matrix with a
-// text list of the links that are not ok.
-//
-// Loading a plane's links scales with the fabric: a plane of the full fabric is 131,072 T0-T1
-// links, 132 pages of /health/links. A small plane is read whole every second. A large one is
-// swept a few pages a second (the T0-T1 links come first in a plane's listing, in T0-major
-// order), while the degraded and bad links, usually few, are read every second by the state
-// filter, so a link going bad shows within a second or two; a link that leaves those lists
-// has its T0's row read again at once.
+// The landing view, #/overview: every plane's counts of bad, degraded and denied elements
+// (GET /health/summary) and the fabric-wide list of what is wrong now (GET /health/problems:
+// bad first, then degraded, then denied only; paged), each row linking to its element's page.
+// #/overview/P is one plane's view (plane.js), with the same tabs.
 
-import { api, allPages, getDenylist } from './api.js';
-import { LinkMatrix, CODES } from './matrix.js';
-import { el, badge, table, render, pct, num, elementLink } from './ui.js';
+import { api } from './api.js';
+import { planeTabs, getSummary, COUNTS } from './planes.js';
+import * as plane from './plane.js';
+import { el, badge, table, render, num, pct, elementLink, deniedText, verdictText } from './ui.js';
 
-const PAGE = 1000; // the API's largest page
-const WHOLE = 4 * PAGE; // read a plane whole every second up to this many links
-const LIST_MAX = 200; // rows of the not-ok list shown
+const PAGE = 50; // problem rows a page
+const KIND = { switch: 'switch', link: 'T0-T1 link', host_port: 'host port' };
+const ORDER = ['bad', 'degraded', 'ok', 'no_data'];
+
+// "131,071 ok, 1 bad": the states an element kind has on a plane, worst first, zeros left out.
+function byState(counts) {
+    const parts = ORDER.filter((s) => counts[s]).map((s) => `${num(counts[s])} ${s === 'no_data' ? 'no data' : s}`);
+    return parts.length ? parts.join(', ') : 'none';
+}
 
 export function mount(root, ctx, params) {
-    const planes = ctx.fabric.per_plane;
-    const plane = Math.min(Math.max(0, parseInt(params[0] || '0', 10) || 0), planes.length - 1);
-    const shape = planes[plane];
-
-    const scroller = el('div', { class: 'matrix-scroll' });
-    const canvas = el('canvas', {
-        class: 'matrix', tabindex: 0, role: 'img', id: 'matrix',
-        'aria-label': `Link matrix of plane ${plane}: rows are its ${shape.t0} T0 switches, columns its ${shape.t1} T1 switches. Arrow keys move the cursor (Shift: 16 at a time), Enter opens the link.`,
-        'aria-describedby': 'matrix-desc',
-    });
-    scroller.append(canvas);
-    const desc = el('p', { id: 'matrix-desc', class: 'cell-desc', 'aria-live': 'polite' });
-    const progress = el('p', { class: 'muted', id: 'matrix-progress' });
-    const counts = el('div', { id: 'counts' });
-    const legend = el('div', { id: 'legend' });
-    const notOk = el('div', { id: 'not-ok' });
-    const matrix = new LinkMatrix(canvas, scroller, desc, (name) => ctx.navigate(`#/element/${encodeURIComponent(name)}`));
-
+    if (params[0] !== undefined && params[0] !== '') return plane.mount(root, ctx, params);
+    const tabs = planeTabs(ctx.fabric.per_plane, null);
+    const planes = el('div', { id: 'planes-summary' });
+    const list = el('div', { id: 'problems' });
+    const where = el('span', { id: 'problems-range', 'aria-live': 'polite' });
+    const prev = el('button', { type: 'button', id: 'problems-prev', onclick: () => go(-PAGE) }, `Previous ${PAGE}`);
+    const next = el('button', { type: 'button', id: 'problems-next', onclick: () => go(PAGE) }, `Next ${PAGE}`);
     root.append(
-        el('div', { class: 'title-row' }, el('h2', {}, `Overview — plane ${plane}`),
-            el('nav', { class: 'planes', 'aria-label': 'Planes' },
-                planes.map((p) => el('a', { href: `#/overview/${p.plane}`, 'aria-current': p.plane === plane ? 'page' : null }, `Plane ${p.plane}`)))),
-        el('div', { class: 'overview-grid' },
-            el('section', { 'aria-labelledby': 'matrix-h', class: 'matrix-box' },
-                el('h3', { id: 'matrix-h' }, `T0 × T1 links (${shape.t0} × ${shape.t1})`),
-                el('p', { class: 'muted' }, 'Rows: T0 switches, index 0 at the top. Columns: T1 switches, index 0 on the left.'),
-                legend, scroller, desc, progress),
-            el('div', {},
-                el('section', { 'aria-labelledby': 'counts-h' }, el('h3', { id: 'counts-h' }, 'Elements by state'), counts),
-                el('section', { 'aria-labelledby': 'notok-h' }, el('h3', { id: 'notok-h' }, 'Links not ok'), notOk))),
+        el('div', { class: 'title-row' }, el('h2', {}, 'Overview — every plane'), tabs.node),
+        el('section', { 'aria-labelledby': 'planes-h' }, el('h3', { id: 'planes-h' }, 'Planes'),
+            el('p', { class: 'muted' }, 'Elements are switches, T0-T1 links and host ports (NIC-T0 links); denied: an entry in force excludes it, whatever its state.'),
+            planes),
+        el('section', { 'aria-labelledby': 'problems-h' }, el('h3', { id: 'problems-h' }, 'What is wrong now'),
+            el('p', { class: 'muted' }, 'Every element not ok or denied, in every plane: bad first, then degraded, then denied only; then by plane and name.'),
+            el('div', { class: 'pager' }, prev, ' ', where, ' ', next), list),
     );
 
-    let names = null; // {t0: [...], t1: [...]}, by index
-    let lossy = new Set(); // the links the last poll of the lossy lists returned
-    let sweep = 0, swept = false;
+    let offset = 0;
+    let seq = 0; // the newest request's: an older answer arriving late is dropped
     let dead = false;
-    const onResize = () => { if (names) matrix.layout(); };
-    window.addEventListener('resize', onResize);
 
-    async function loadNames() {
-        const byIndex = async (tier) => (await allPages('/api/v1/switches', { plane, tier }))
-            .sort((a, b) => a.index - b.index).map((s) => s.name);
-        const [t0, t1] = await Promise.all([byIndex('t0'), byIndex('t1')]);
-        return { t0, t1 };
+    async function loadProblems() {
+        const mine = ++seq;
+        const page = await api('/api/v1/health/problems', { query: { offset, limit: PAGE } });
+        if (dead || mine !== seq) return;
+        if (offset > 0 && offset >= page.total) { // the list shrank under this page
+            offset = Math.max(0, Math.floor((page.total - 1) / PAGE) * PAGE);
+            return loadProblems();
+        }
+        renderProblems(page);
     }
 
-    const linksPage = (query) => api('/api/v1/health/links', { query: { plane, limit: PAGE, ...query } });
-
-    async function loadLinks() {
-        const total = matrix.rows * matrix.cols;
-        if (total <= WHOLE) {
-            const pages = [];
-            for (let off = 0; off < total; off += PAGE) pages.push(linksPage({ offset: off }));
-            for (const p of await Promise.all(pages)) p.items.forEach((it) => matrix.set(it));
-            progress.textContent = `${num(total)} links, all read every second.`;
-            return;
-        }
-        const now = new Set();
-        for (const state of ['bad', 'degraded']) {
-            for (let off = 0; off < 2 * PAGE; off += PAGE) {
-                const p = await linksPage({ state, offset: off });
-                for (const it of p.items) if (matrix.set(it)) now.add(it.link);
-                if (off + PAGE >= p.total) break;
-            }
-        }
-        const rows = new Set([...lossy].filter((l) => !now.has(l)).map((l) => l.split('~')[0]));
-        for (const t0 of [...rows].slice(0, 4)) {
-            (await api('/api/v1/health/links', { query: { switch: t0, limit: PAGE } })).items.forEach((it) => matrix.set(it));
-        }
-        lossy = now;
-        // the sweep: six pages a second until the plane is read once, then one
-        const batch = [];
-        for (let k = 0; k < (swept ? 1 : 6); k++) {
-            batch.push(linksPage({ offset: sweep }));
-            sweep += PAGE;
-            if (sweep >= total) {
-                sweep = 0;
-                swept = true;
-                break;
-            }
-        }
-        for (const p of await Promise.all(batch)) p.items.forEach((it) => matrix.set(it));
-        progress.textContent = swept
-            ? `${num(total)} links: degraded and bad ones read every second, all of them every ${Math.ceil(total / PAGE)} s.`
-            : `Reading the plane's ${num(total)} links: ${Math.round((100 * (sweep || total)) / total)} % so far (grey cells are not read yet).`;
+    function go(delta) {
+        offset = Math.max(0, offset + delta);
+        loadProblems().catch((e) => ctx.flash(`The problem list was not read: ${e.message}`, true));
     }
 
-    function renderCounts(switches, entries) {
-        // T1s' link counts add up to the T0-T1 links; the T0s' also hold their host ports.
-        const z = () => ({ ok: 0, degraded: 0, bad: 0, no_data: 0 });
-        const links = z(), ports = z(), t0 = z(), t1 = z();
-        const t0set = new Set(names.t0);
-        for (const s of switches) {
-            const isT0 = t0set.has(s.switch);
-            (isT0 ? t0 : t1)[s.state]++;
-            for (const k of Object.keys(links)) {
-                if (isT0) ports[k] += s.links[k] || 0;
-                else links[k] += s.links[k] || 0;
-            }
-        }
-        for (const k of Object.keys(ports)) ports[k] -= links[k];
-        const active = entries.filter((e) => e.active && onPlane(e.element)).length;
-        const cols = ['ok', 'degraded', 'bad', 'no_data'];
-        const key = JSON.stringify([links, ports, t0, t1, active]);
-        render(counts, key, () => [
-            table(null, ['Element', ...cols.map((c) => badge(c))], [
-                ['T0-T1 links', ...cols.map((c) => num(links[c]))],
-                ['Host ports (NIC-T0 links)', ...cols.map((c) => num(ports[c]))],
-                ['T0 switches', ...cols.map((c) => num(t0[c]))],
-                ['T1 switches', ...cols.map((c) => num(t1[c]))],
-            ], { class: 'counts' }),
-            el('p', {}, `Denylist: ${active} active ${active === 1 ? 'entry' : 'entries'} on this plane (`, el('a', { href: '#/denylist' }, 'the denylist'), ').'),
-        ]);
+    function renderPlanes(summary) {
+        render(planes, JSON.stringify(summary.planes), () => table(null,
+            ['Plane', badge('bad'), badge('degraded'), badge('denied'), 'T0-T1 links', 'Host ports', 'Switches'],
+            summary.planes.map((p) => el('tr', { 'data-plane': p.plane, class: p.bad ? 'sick-bad' : p.degraded ? 'sick-degraded' : null },
+                el('td', {}, el('a', { href: `#/overview/${p.plane}` }, `Plane ${p.plane}`)),
+                COUNTS.map((c) => el('td', { class: 'n', 'data-count': c }, num(p[c]))),
+                el('td', {}, byState(p.links)), el('td', {}, byState(p.host_ports)), el('td', {}, byState(p.switches)))),
+            { id: 'planes-table' }));
     }
 
-    function onPlane(element) {
-        if (element.includes('~')) return matrix.locate(element) !== null;
-        const m = /:(\d+)$/.exec(element);
-        if (m) return Number(m[1]) === plane;
-        return matrix.rowOf.has(element) || matrix.colOf.has(element);
-    }
-
-    function renderMatrixText() {
-        const n = matrix.counts();
-        const shown = [...CODES, 'denied'].filter((c) => c !== 'unknown' || n.unknown);
-        render(legend, JSON.stringify(n), () => el('ul', { class: 'legend', 'aria-label': 'Legend: cells by what they show' },
-            shown.map((c) => el('li', {}, badge(c), ` ${num(n[c])}`)),
-            el('li', { class: 'muted' }, 'down: bad, passing nothing one way; denied: an active denylist entry covers it (the link or its switch)')));
-        const list = matrix.notOk();
-        render(notOk, JSON.stringify(list.slice(0, LIST_MAX)) + list.length, () => {
-            if (!list.length) return el('p', { id: 'not-ok-none' }, `Every link read is ok or has no data yet.`);
-            // the link's name says its T0 (row) and T1 (column); the attributes say the cell
-            const rows = list.slice(0, LIST_MAX).map((x) => el('tr', { 'data-link': x.link, 'data-row': x.r, 'data-col': x.c, 'data-state': x.shown },
-                el('td', {}, elementLink(x.link)), el('td', {}, badge(x.state)),
-                el('td', {}, pct(x.lossUp)), el('td', {}, pct(x.lossDown)), el('td', {}, x.denied ? badge('denied') : 'no')));
-            return el('div', { class: 'list-scroll' },
-                table(`${num(list.length)} of ${num(matrix.rows * matrix.cols)} links are not ok or are denied` +
-                    (list.length > LIST_MAX ? ` (the worst ${LIST_MAX} shown)` : ''),
-                ['Link', 'State', 'Loss up', 'Loss down', 'Denied'], rows, { id: 'not-ok-table' }));
+    function renderProblems(page) {
+        const first = page.total ? offset + 1 : 0, last = offset + page.items.length;
+        where.textContent = page.total ? `${num(first)}–${num(last)} of ${num(page.total)}` : 'none';
+        prev.disabled = offset === 0;
+        next.disabled = last >= page.total;
+        render(list, JSON.stringify([offset, page.total, page.items]), () => {
+            if (!page.total) return el('p', { id: 'problems-none' }, 'Nothing is wrong: every element is ok or has no data yet, and none is denied.');
+            return el('div', { class: 'list-scroll' }, table(
+                `${num(page.total)} ${page.total === 1 ? 'element is' : 'elements are'} not ok or denied`,
+                ['Element', 'Kind', 'Plane', 'State', 'Measured', 'Loss', 'Denied', 'Verdict'],
+                page.items.map((x) => el('tr', { 'data-element': x.element, 'data-state': x.state, 'data-plane': x.plane },
+                    el('td', {}, elementLink(x.element)), el('td', {}, KIND[x.kind] || x.kind), el('td', {}, x.plane),
+                    el('td', {}, badge(x.state), x.denied?.length ? [' ', badge('denied')] : null),
+                    el('td', {}, x.measured === 'no_data' ? 'no data' : x.measured),
+                    el('td', {}, x.kind === 'switch' ? `${pct(x.loss_rate, 1)} of its links` : pct(x.loss_rate)),
+                    el('td', {}, deniedText(x.denied)), el('td', {}, verdictText(x.verdict)))),
+                { id: 'problems-table' }));
         });
-        matrix.describe();
     }
 
     return {
         async refresh() {
-            if (!names) {
-                names = await loadNames();
-                if (dead) return;
-                matrix.shape(names.t0, names.t1);
-            }
-            const [switches, deny] = await Promise.all([allPages('/api/v1/health/switches', { plane }), getDenylist()]);
-            await loadLinks();
+            const [summary] = await Promise.all([getSummary(), loadProblems()]);
             if (dead) return;
-            matrix.setDenied(deny.entries);
-            renderCounts(switches, deny.entries);
-            renderMatrixText();
-            matrix.paint();
-            canvas.dataset.loaded = 'true';
+            tabs.update(summary);
+            renderPlanes(summary);
         },
         unmount() {
             dead = true;
-            window.removeEventListener('resize', onResize);
         },
     };
 }

@@ -25,15 +25,16 @@ function append(e, children) {
 }
 
 // The states with a word and a symbol each, so that no state is told by colour alone.
-// 'down' and 'denied' are the matrix's own: a link that passes nothing, a link denied now.
+// 'denied' (an entry in force excludes it) and 'named' (a prober's verdict names it) are not
+// states but are shown beside one.
 export const STATES = {
     unknown: { word: 'not loaded', sym: '?' },
     no_data: { word: 'no data', sym: '·' },
     ok: { word: 'ok', sym: '✓' },
     degraded: { word: 'degraded', sym: '▲' },
     bad: { word: 'bad', sym: '✕' },
-    down: { word: 'down', sym: '↓' },
     denied: { word: 'denied', sym: '⊘' },
+    named: { word: 'named', sym: '◎' },
 };
 
 export function badge(state) {
@@ -84,6 +85,16 @@ export function elementHref(name) {
 }
 export function elementLink(name) {
     return el('a', { href: elementHref(name) }, name);
+}
+
+// An element's denied entries and verdict, as short text.
+export function deniedText(denied) {
+    if (!denied?.length) return 'no';
+    return denied.map((d) => `#${d.id} ${d.source}${d.scope && d.scope !== 'both' ? ` (${d.scope})` : ''}`).join(', ');
+}
+export function verdictText(v) {
+    if (!v) return '—';
+    return `${v.kind}, ${v.state}: ${pct(v.loss)} over ${num(v.horizon_s)} s`;
 }
 
 // A fault as a sentence: the problem document's detail and the status.
