@@ -710,10 +710,18 @@ static bool due(ctl_health *h, int64_t now, bool *phave)
     return need;
 }
 
+/* A snapshot that costs more than this to take is left to the window thread's tick: a query
+ * never waits for one (the views read the last, at most a second old). A small fabric's is
+ * taken by the query that finds it due, so that what was just reported is what it reads. */
+#define INLINE_REFRESH_MS 10.0
+
 void ctl_health_fresh(ctl_health *h, int64_t now)
 {
     bool have;
     if (!due(h, now, &have)) {
+        return;
+    }
+    if (have && atomic_load(&h->ticking) && h->cost_ms > INLINE_REFRESH_MS) {
         return;
     }
     /* one refresh at a time: the others read the snapshot there is, or, when there is none

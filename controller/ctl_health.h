@@ -49,7 +49,9 @@ int ctl_health_save(ctl_health *h, struct ctl_store *store, int64_t now, int64_t
 int ctl_health_load(ctl_health *h, struct ctl_store *store, int64_t now, int64_t keep_ms,
                     char *err, size_t errlen);
 
-/* Once a second: drops the verdicts of a localizer silent for a whole window. */
+/* Once a second: drops the verdicts of a localizer silent for a whole window, and takes the
+ * snapshot if it is due (from then on, a snapshot too costly to take within a query is left
+ * to this tick). */
 void ctl_health_tick(ctl_health *h, int64_t now);
 
 /* Filters for the link list; state NULL or "ok", "degraded", "bad", "no_data". */

@@ -5,6 +5,7 @@
 #define CTL_HEALTH_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -163,6 +164,7 @@ struct ctl_health {
     /* the snapshot */
     int64_t snap_ms;
     double cost_ms;
+    atomic_bool ticking; /* the window thread takes the snapshots that cost too much inline */
     uint64_t *has;     /* links with evidence, a bit each */
     uint8_t *st;       /* per link: its state at the snapshot */
     vec64 by_state[4]; /* links in each state but no_data, in index order */

@@ -314,6 +314,9 @@ void ctl_health_tick(ctl_health *h, int64_t now)
     pthread_rwlock_wrlock(&h->lock);
     ctl_health_named_expire(h, now);
     pthread_rwlock_unlock(&h->lock);
+    atomic_store(&h->ticking, false);
+    ctl_health_fresh(h, now); /* the snapshot a query would not wait for */
+    atomic_store(&h->ticking, true);
 }
 
 /* --- POST /api/v1/probes -------------------------------------------------------------------- */

@@ -3,7 +3,7 @@
 # The controller's speed on the full fabric (deploy/topologies/full.json: 8 planes x 131,072
 # hosts) against issue 6's targets: startup, peak memory, agent reports ingested per second,
 # link-health query latency under 64 clients (wrk) and one denylist change reaching 1,000
-# push-channel subscribers. Prints each figure beside its target. Exits 0 when everything ran,
+# push-channel subscribers; and issue 18's: a plane's state matrix in 50 ms or less. Prints each figure beside its target. Exits 0 when everything ran,
 # targets met or not (with --check, 1 when one is missed), 1 when something failed to run or a
 # load had faults (a report refused or lost, no evidence held), 2 on bad arguments.
 #
@@ -48,11 +48,13 @@ if [ "$smoke" = 1 ]; then
     load_seconds=${BENCH_LOAD_SECONDS:-5}
     subscribers=${BENCH_SUBSCRIBERS:-100}
     wrk_seconds=${BENCH_WRK_SECONDS:-2}
+    health_rounds=5
 else
     reports=${BENCH_REPORTS:-131072}
     load_seconds=${BENCH_LOAD_SECONDS:-20}
     subscribers=${BENCH_SUBSCRIBERS:-1000}
     wrk_seconds=${BENCH_WRK_SECONDS:-10}
+    health_rounds=50
 fi
 threads=${BENCH_THREADS:-0}
 tmp=$(mktemp -d)
@@ -65,7 +67,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for b in mrc-controller bench_ctl_reports bench_ctl_push; do
+for b in mrc-controller bench_ctl_reports bench_ctl_push bench_ctl_health; do
     [ -x "$bin/$b" ] || { echo "bench_controller: $bin/$b is missing: build first" >&2; exit 1; }
 done
 for c in wrk curl; do
@@ -121,7 +123,7 @@ start() {
     t0=$(date +%s%N)
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --threads "$threads" --max-connections "$need" --max-wait 60 \
-        --window 300 2>"$log" &
+        --window 300 --max-body 4194304 2>"$log" &
     pid=$!
     port=
     deadline=$((t0 + 30000000000))
@@ -298,7 +300,23 @@ query "d) health/links?limit=100" "limit=100"
 hwm3=$(hwm_kib)
 stop
 
-hwm=$(printf '%s\n' "$hwm1" "$hwm2" "$hwm3" | sort -n | tail -1)
+# 4: the fabric-wide health reads, after a report load, seeded as the localizers would (every
+# plane's coverage, lossy links with their verdicts)
+reload
+out=$("$bin/bench_ctl_health" --port "$port" --tokens "$tmp/tokens" --rounds "$health_rounds") && rc=0 || rc=$?
+if [ -z "$(field matrix_p99_ms "$out")" ]; then
+    faults=$((faults + 1))
+    verdicts+=("  bench_ctl_health measured nothing (exit $rc): FAIL")
+fi
+verdict "f) health/matrix?plane=P (512 x 256, 8 planes)" "p99 $(field matrix_p99_ms "$out") ms, $(field matrix_bytes "$out") B" "<= 50 ms, < 1 MiB" \
+    "$(( rc == 0 && $(le "$(field matrix_p99_ms "$out")" 50) && $(le "$(field matrix_bytes "$out")" 1048575) ))"
+echo "      first $(field matrix_first_ms "$out") ms, p50 $(field matrix_p50_ms "$out") ms, max $(field matrix_max_ms "$out") ms;" \
+    "304 to its own ETag p50 $(field matrix_304_p50_ms "$out") ms, p99 $(field matrix_304_p99_ms "$out") ms;" \
+    "summary p99 $(field summary_p99_ms "$out") ms; problems (100) p99 $(field problems_p99_ms "$out") ms"
+hwm4=$(hwm_kib)
+stop
+
+hwm=$(printf '%s\n' "$hwm1" "$hwm2" "$hwm3" "$hwm4" | sort -n | tail -1)
 verdict "b) peak resident memory (VmHWM at the end)" "$(awk -v k="$hwm" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "<= 1024 MiB" "$(le "$hwm" 1048576)"
 echo "      controller 1 $((hwm1 / 1024)) MiB (the report load), 2 $((hwm2 / 1024)) MiB (reports, push," \
     "filtered queries), 3 $((hwm3 / 1024)) MiB (reports, unfiltered queries)"

@@ -551,6 +551,189 @@ out:
     return rv;
 }
 
+/* ---- single sub-percent faults, each to be named exactly (issue 18, item 7) ---- */
+
+/* The classes of tests/bench/bench_localize.sh: a host port's either direction, an uplink's
+ * either direction, and a switch losing on every link it ends (as the lab makes it: loss on
+ * each of its cables, each direction drawn on its own). */
+enum { X_HOST_UP, X_HOST_DOWN, X_UPLINK_UP, X_UPLINK_DOWN, X_T0, X_T1, X_CLASSES };
+static const char *const x_names[X_CLASSES] = {"host-up",   "host-down", "t0t1-up",
+                                               "t0t1-down", "t0",        "t1"};
+
+typedef struct exact_cfg {
+    unsigned runs;             /* per class */
+    unsigned clean, on, after; /* windows before, with and after the fault */
+    double loss[8];            /* drawn in turn */
+    unsigned nloss;
+    double p0; /* background per link */
+    double window_s;
+    int verbose;
+    int only_class; /* -1: every class */
+    int only_run;   /* -1: every run */
+} exact_cfg;
+
+typedef struct exact_totals {
+    unsigned runs, exact, found, wrong;
+    double ttl[4096];
+    size_t nttl;
+    char first_wrong[160];
+} exact_totals;
+
+/* Draws the losses of switch |c| (a T0 or a T1) at |p| on each directed link it ends. */
+static int draw_switch_links(world *wd, uint64_t window, const probe_comp *c, double p)
+{
+    int rv = 0;
+    probe_comp l = {0, c->plane, c->t0, 0};
+    if (c->type == PROBE_COMP_T0) {
+        for (uint32_t k = 0; k < wd->np && rv == 0; k++) {
+            l.other = (uint16_t)k;
+            l.type = PROBE_COMP_NIC_T0;
+            rv = draw_comp(wd, window, &l, p);
+            l.type = PROBE_COMP_T0_NIC;
+            rv = rv ? rv : draw_comp(wd, window, &l, p);
+        }
+        for (uint32_t j = 0; j < wd->nt1 && rv == 0; j++) {
+            l.other = (uint16_t)j;
+            l.type = PROBE_COMP_T0_T1;
+            rv = draw_comp(wd, window, &l, p);
+            l.type = PROBE_COMP_T1_T0;
+            rv = rv ? rv : draw_comp(wd, window, &l, p);
+        }
+    } else {
+        l.other = c->other;
+        for (uint32_t a = 0; a < wd->nt0 && rv == 0; a++) {
+            l.t0 = (uint16_t)a;
+            l.type = PROBE_COMP_T0_T1;
+            rv = draw_comp(wd, window, &l, p);
+            l.type = PROBE_COMP_T1_T0;
+            rv = rv ? rv : draw_comp(wd, window, &l, p);
+        }
+    }
+    return rv;
+}
+
+/* One run of class |cls|: |xc->clean| clean windows, the fault for |xc->on|, clean again for
+ * |xc->after|; every confirmed verdict of every evaluation must be the fault. */
+static int run_exact(const probe_plan *plan, const probe_infer_cfg *icfg, int cls, unsigned run,
+                     uint64_t seed, const exact_cfg *xc, exact_totals *t)
+{
+    static const int types[X_CLASSES] = {PROBE_COMP_NIC_T0, PROBE_COMP_T0_NIC, PROBE_COMP_T0_T1,
+                                         PROBE_COMP_T1_T0,  PROBE_COMP_T0,     PROBE_COMP_T1};
+    int rv = -ENOMEM;
+    world wd;
+    probe_infer *inf = NULL;
+    probe_verdict *v = malloc(MAX_VERDICTS * sizeof(*v));
+    memset(&wd, 0, sizeof(wd));
+    wd.plan = plan;
+    wd.rng = seed * 0x9e3779b97f4a7c15u + (uint64_t)cls * 7919 + run;
+    wd.plane = pick(&wd.rng, probe_plan_planes(plan));
+    probe_plan_shape(plan, wd.plane, &wd.nt0, &wd.nt1, &wd.np);
+    wd.r = probe_plan_per_window(plan);
+    size_t nent = (size_t)wd.np * wd.r;
+    wd.ent = malloc(nent * sizeof(*wd.ent));
+    wd.cross = malloc(nent * sizeof(*wd.cross));
+    wd.off = malloc((wd.nt1 + 1) * sizeof(*wd.off));
+    wd.exp = malloc(wd.r * sizeof(*wd.exp));
+    if (!v || !wd.ent || !wd.cross || !wd.off || !wd.exp) {
+        goto out;
+    }
+    rv = probe_infer_new(icfg, &inf);
+    if (rv != 0) {
+        goto out;
+    }
+    probe_comp f;
+    random_comp(&wd, types[cls], &f);
+    double loss = xc->loss[run % xc->nloss];
+    double q = xc->p0 * 3.8;
+    uint64_t space = (uint64_t)wd.nt0 * wd.np * wd.r;
+    int64_t found = -1;
+    bool wrong = false;
+    /* windows are numbered from a large start, as the wall clock numbers them */
+    uint64_t base = 1000000, start = base + xc->clean, stop = start + xc->on;
+    for (uint64_t w = base; w < stop + xc->after; w++) {
+        wd.nlost = 0;
+        rv = world_window(&wd, w);
+        if (rv == 0 && w >= start && w < stop) {
+            rv = cls >= X_T0 ? draw_switch_links(&wd, w, &f, loss) : draw_comp(&wd, w, &f, loss);
+        }
+        for (uint64_t x = skip(&wd.rng, q); x < space && rv == 0; x += 1 + skip(&wd.rng, q)) {
+            rv = lost_push(&wd, (uint32_t)(x / ((uint64_t)wd.np * wd.r)),
+                           (uint32_t)(x / wd.r % wd.np), (uint32_t)(x % wd.r));
+        }
+        if (rv != 0) {
+            goto out;
+        }
+        if (wd.nlost) {
+            qsort(wd.lost, wd.nlost, sizeof(*wd.lost), cmp_u64);
+        }
+        for (size_t i = 0; i < wd.nlost && rv == 0; i++) {
+            if (i > 0 && wd.lost[i] == wd.lost[i - 1]) {
+                continue;
+            }
+            probe_spec sp;
+            probe_link l[6];
+            uint64_t id = wd.lost[i];
+            probe_plan_get(plan, w, wd.plane, (unsigned)(id >> 40), (unsigned)(id >> 24 & 0xffff),
+                           (uint32_t)(id & 0xffffff), &sp);
+            rv = probe_infer_add(inf, w, l, probe_spec_links(&sp, l), 1);
+        }
+        if (rv != 0) {
+            goto out;
+        }
+        int n = probe_infer_eval(inf, w, v, MAX_VERDICTS);
+        if (n < 0) {
+            rv = n;
+            goto out;
+        }
+        for (int i = 0; i < n && i < MAX_VERDICTS; i++) {
+            if (comp_eq(&v[i].comp, &f)) {
+                found = found < 0 && w >= start ? (int64_t)(w - start) : found;
+                continue;
+            }
+            if (!wrong && (xc->verbose || !t->first_wrong[0])) {
+                char a[64], b[64];
+                probe_comp_name(&v[i].comp, a, sizeof(a));
+                probe_comp_name(&f, b, sizeof(b));
+                snprintf(t->first_wrong, sizeof(t->first_wrong),
+                         "run %u: %s at %.2f %% named %s (%" PRIu64 " of %" PRIu64
+                         " probes over %u windows, window %+" PRId64 ")",
+                         run, b, 100 * loss, a, v[i].lost, v[i].sent, v[i].horizon,
+                         (int64_t)(w - start));
+                if (xc->verbose) {
+                    printf("    %s\n", t->first_wrong);
+                }
+            }
+            wrong = true;
+        }
+    }
+    if (xc->verbose > 1 || (xc->verbose && found < 0)) {
+        char b[64];
+        probe_comp_name(&f, b, sizeof(b));
+        printf("    run %u: %s at %.2f %%: %s%s\n", run, b, 100 * loss,
+               found >= 0 ? "named after windows " : "not named", wrong ? ", and another" : "");
+        if (found >= 0) {
+            printf("      %" PRId64 "\n", found + 1);
+        }
+    }
+    t->runs++;
+    t->found += found >= 0;
+    t->wrong += wrong;
+    t->exact += found >= 0 && !wrong;
+    if (found >= 0 && t->nttl < 4096) {
+        t->ttl[t->nttl++] = (double)(found + 1) * xc->window_s;
+    }
+    rv = 0;
+out:
+    probe_infer_free(inf);
+    free(wd.ent);
+    free(wd.cross);
+    free(wd.off);
+    free(wd.exp);
+    free(wd.lost);
+    free(v);
+    return rv;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -571,12 +754,56 @@ static double ratio(uint64_t a, uint64_t b)
     return b ? (double)a / (double)b : NAN;
 }
 
+/* --exact: every class, |xc->runs| runs each; a line per class. Returns 0 or 1 (out of
+ * memory). */
+static int run_exact_all(const probe_plan *plan, const probe_infer_cfg *icfg, const char *topo,
+                         const probe_cfg *pc, exact_cfg *xc, int verbose)
+{
+    static exact_totals t[X_CLASSES];
+    xc->window_s = (double)pc->window_ns / 1e9;
+    xc->verbose = verbose;
+    printf("bench_probe_eval --exact: %s, %u runs per class, %.0f ms windows, %u probes per port "
+           "and window, background %.1e per link; %u clean windows, %u with the fault, %u after\n",
+           topo, xc->runs, xc->window_s * 1e3, probe_plan_per_window(plan), xc->p0, xc->clean,
+           xc->on, xc->after);
+    printf("%-10s %5s %8s %8s %6s %12s %12s\n", "class", "runs", "exact", "found", "wrong", "p50 s",
+           "max s");
+    for (int c = 0; c < X_CLASSES; c++) {
+        if (xc->only_class >= 0 && c != xc->only_class) {
+            continue;
+        }
+        for (unsigned r = 0; r < xc->runs; r++) {
+            if (xc->only_run >= 0 && r != (unsigned)xc->only_run) {
+                continue;
+            }
+            if (run_exact(plan, icfg, c, r, 1, xc, &t[c]) != 0) {
+                fprintf(stderr, "bench_probe_eval: out of memory\n");
+                return 1;
+            }
+        }
+        exact_totals *x = &t[c];
+        double p50 = pct(x->ttl, x->nttl, 0.5), mx = pct(x->ttl, x->nttl, 1.0);
+        printf("%-10s %5u %7.1f%% %7.1f%% %6u %12.1f %12.1f\n", x_names[c], x->runs,
+               100 * ratio(x->exact, x->runs), 100 * ratio(x->found, x->runs), x->wrong, p50, mx);
+        if (x->first_wrong[0]) {
+            printf("    e.g. %s\n", x->first_wrong);
+        }
+    }
+    return 0;
+}
+
 static void usage(const char *argv0)
 {
-    fprintf(stderr,
-            "usage: %s [--topo FILE] [--quick] [--check] [--planes N] [--windows N]\n"
-            "          [--seeds N] [--noise-windows N] [--verbose [--verbose]] [--only SEED]\n",
-            argv0);
+    fprintf(
+        stderr,
+        "usage: %s [--topo FILE] [--quick] [--check] [--planes N] [--windows N]\n"
+        "          [--seeds N] [--noise-windows N] [--verbose [--verbose]] [--only SEED]\n"
+        "          [--window-ms MS] [--rate N]\n"
+        "       %s --exact RUNS [--exact-loss PCT,...] [--p0 P] [--topo FILE] [--window-ms MS]\n"
+        "          [--rate N] [--verbose]\n"
+        "  --exact: RUNS runs per class of one sub-percent fault (host port up and down, T0-T1\n"
+        "  up and down, a T0 and a T1 losing on each link), each to be named exactly\n",
+        argv0, argv0);
 }
 
 int main(int argc, char **argv)
@@ -586,6 +813,15 @@ int main(int argc, char **argv)
     int verbose = 0;
     uint64_t only = 0;
     unsigned planes = 0, windows = 32, seeds = 0, noise_windows = 0;
+    unsigned window_ms = 0, rate = 0;
+    exact_cfg xc = {.clean = 40,
+                    .on = 60,
+                    .after = 40,
+                    .loss = {0.003, 0.005, 0.008},
+                    .nloss = 3,
+                    .p0 = 1e-7,
+                    .only_class = -1,
+                    .only_run = -1};
     int ret = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--topo") && i + 1 < argc) {
@@ -606,6 +842,32 @@ int main(int argc, char **argv)
             seeds = (unsigned)atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--noise-windows") && i + 1 < argc) {
             noise_windows = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--window-ms") && i + 1 < argc) {
+            window_ms = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
+            rate = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--exact") && i + 1 < argc) {
+            xc.runs = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--class") && i + 1 < argc) {
+            i++;
+            for (int c = 0; c < X_CLASSES; c++) {
+                xc.only_class = !strcmp(argv[i], x_names[c]) ? c : xc.only_class;
+            }
+            if (xc.only_class < 0) {
+                usage(argv[0]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--run") && i + 1 < argc) {
+            xc.only_run = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--p0") && i + 1 < argc) {
+            xc.p0 = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--exact-loss") && i + 1 < argc) {
+            char *e = argv[++i];
+            xc.nloss = 0;
+            while (*e && xc.nloss < 8) {
+                xc.loss[xc.nloss++] = strtod(e, &e) / 100;
+                e += *e == ',';
+            }
         } else {
             usage(argv[0]);
             return 2;
@@ -622,13 +884,29 @@ int main(int argc, char **argv)
         goto out;
     }
     probe_cfg_default(&pc);
+    if (window_ms) {
+        pc.window_ns = window_ms * 1000000ull;
+    }
+    if (rate) {
+        pc.rate_per_port = rate;
+    }
     if (probe_plan_new(topo, &pc, &plan) != 0) {
         fprintf(stderr, "bench_probe_eval: the plan does not fit %s\n", topo_path);
         goto out;
     }
     probe_infer_cfg_default(&icfg, 1, 1, 1, 1);
+    uint32_t snt0, snt1, snp;
+    probe_plan_shape(plan, 0, &snt0, &snt1, &snp);
+    /* the optic group as mrc-probe localize takes it: 4, or what divides the T1 count */
     icfg.optic_group = 4;
+    while (icfg.optic_group > 1 && snt1 % icfg.optic_group) {
+        icfg.optic_group--;
+    }
     if (probe_infer_cfg_from_plan(&icfg, plan) != 0) {
+        goto out;
+    }
+    if (xc.runs) {
+        ret = run_exact_all(plan, &icfg, topo_path, &pc, &xc, verbose);
         goto out;
     }
     unsigned nplanes = probe_plan_planes(plan);

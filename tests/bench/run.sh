@@ -96,12 +96,13 @@ bench bench_sim.sh 0 "mrc-sim" \
 cmd_full[bench_sim.sh]="$here/bench_sim.sh $build"
 cmd_smoke[bench_sim.sh]="$here/bench_sim.sh --smoke $build"
 
-bench bench_controller.sh 0 "bench_ctl_reports bench_ctl_push mrc-controller" \
+bench bench_controller.sh 0 "bench_ctl_reports bench_ctl_push bench_ctl_health mrc-controller" \
     '^  a\) startup .* [0-9.]+ s
 ^  c\) agent reports ingested +[0-9.]+ reports/s
 ^  e\) denylist change to [0-9]+ subscribers +[0-9.]+ ms to the last
 ^  d\) health/links\?limit=100&plane=3&state=bad +p99 [0-9.]+
 ^  d\) health/links\?limit=100 +p99 [0-9.]+
+^  f\) health/matrix\?plane=P .* p99 [0-9.]+ ms
 ^  b\) peak resident memory .* [0-9]+ MiB'
 cmd_full[bench_controller.sh]="$here/bench_controller.sh $build"
 cmd_smoke[bench_controller.sh]="$here/bench_controller.sh --smoke $build"
