@@ -1,36 +1,23 @@
 // SPDX-License-Identifier: MIT
 // The dashboard in Chromium against a live mrc-controller on the lab fabric (started by
-// tests/web/run.sh, which passes MRCFAB_BASE, MRCFAB_TOKENS, MRCFAB_SCREENSHOTS and
+// tests/web/run.sh lab, which passes MRCFAB_BASE, MRCFAB_TOKENS, MRCFAB_SCREENSHOTS and
 // MRCFAB_CHROMIUM). The agents' reports seeded here make exactly one T0-T1 link bad:
-// p0-t0-2~p0-t1-1, row 2 and column 1 of plane 0's matrix; the matrix must draw it there.
+// p0-t0-2~p0-t1-1 toward the T1, row 2 and column 1 of plane 0's matrix; the matrix must draw
+// it there, and every other direction as the API's matrix has it. dashboard_full.test.mjs
+// checks the same views at the full fabric's scale.
 //
 // Every view must load without a console error or an uncaught exception; the few requests a
 // step makes fail on purpose (a refused token, a refused entry) are allowed by that step only.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
+import {
+    BASE, tokens, call, apiMatrix, launch, close, newPage, noErrors, signIn, view, shot, geometry, assertDir, accessible,
+    landingCounts, assertCounts,
+} from './lib.mjs';
 
-const BASE = process.env.MRCFAB_BASE;
-const SHOTS = process.env.MRCFAB_SCREENSHOTS;
-const tokens = Object.fromEntries(fs.readFileSync(process.env.MRCFAB_TOKENS, 'utf8').split('\n')
-    .filter((l) => l && !l.startsWith('#')).map((l) => l.split(/\s+/)).map(([t, role, name]) => [role === 'agent' ? name : role, t]));
-
-// the seeded fault, and the colours app.css gives the states (written out here, not read from
-// the page, so a page that mixes them up fails)
+// the seeded fault: the up direction of this link (row 2, column 1 of plane 0's matrix)
 const BAD = { link: 'p0-t0-2~p0-t1-1', row: 2, col: 1 };
-const RGB = { ok: [0, 158, 115], bad: [213, 94, 0], denied: [0, 114, 178] };
-
-async function call(method, url, token, body) {
-    const res = await fetch(BASE + url, {
-        method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 // Every host reports every EV on both planes to every other host; the paths of plane 0 over T1
 // 1 from h4 and h5 (on T0 2) to hosts on other T0s lose 5 %: the link from p0-t0-2 up to
@@ -69,73 +56,25 @@ async function seed() {
     assert.fail('the seeded link never turned bad');
 }
 
-let browser;
-const pages = [];
-
-// A page at 1366 x 768 in a context of its own (sessionStorage is per context), collecting its
-// console errors and uncaught exceptions.
-async function newPage() {
-    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
-    const page = await context.newPage();
-    page.errors = [];
-    page.allowed = [];
-    page.on('console', (m) => {
-        if (m.type() === 'error' && !page.allowed.some((re) => re.test(m.text()))) page.errors.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => page.errors.push(`exception: ${e.message}`));
-    pages.push(page);
-    return page;
-}
-
-function noErrors(page, what) {
-    assert.deepEqual(page.errors, [], `${what}: no console errors`);
-}
-
-async function signIn(page, token) {
-    await page.goto(`${BASE}/`);
-    await page.locator('#token').fill(token);
-    await page.locator('#login-form button[type=submit]').click();
-    await page.locator('#app').waitFor({ state: 'visible' });
-}
-
-// Goes to a view and waits for its first refresh and what it must show.
-async function view(page, hash, selector) {
-    await page.evaluate((h) => { location.hash = h; }, hash);
-    await page.locator(selector).first().waitFor({ state: 'attached', timeout: 10000 });
-    try {
-        await page.waitForFunction(() => /^Live: updated/.test(document.getElementById('live').textContent), null, { timeout: 10000 });
-    } catch (e) {
-        throw new Error(`${hash}: no refresh in 10 s; the page says: ${await page.locator('#live').textContent()}`);
-    }
-}
-
-const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-
-// The colour at the centre of every cell of the matrix, as the page drew it.
-function cells(page) {
-    return page.evaluate(() => {
-        const c = document.getElementById('matrix');
-        const cell = Number(c.dataset.cellSize), rows = Number(c.dataset.rows), cols = Number(c.dataset.cols);
-        const ctx = c.getContext('2d');
-        const out = [];
-        for (let r = 0; r < rows; r++) {
-            for (let k = 0; k < cols; k++) {
-                const d = ctx.getImageData(k * cell + Math.floor(cell / 2), r * cell + Math.floor(cell / 2), 1, 1).data;
-                out.push({ r, c: k, rgb: [d[0], d[1], d[2]] });
-            }
+// Every cell of the page's matrix, each direction, drawn as the API's matrix says.
+async function assertMatrix(page, plane, what) {
+    const m = await apiMatrix(plane);
+    const g = await geometry(page);
+    assert.deepEqual([g.rows, g.cols], [m.t0, m.t1], `${what}: the page's matrix is the plane's shape`);
+    for (let r = 0; r < m.t0; r++) {
+        for (let c = 0; c < m.t1; c++) {
+            for (const dir of ['up', 'down']) await assertDir(page, r, c, dir, m.nib(r, c, dir), `${what}: cell (T0 ${r}, T1 ${c})`);
         }
-        return { cell, rows, cols, out };
-    });
+    }
+    return m;
 }
 
 before(async () => {
     await seed();
-    browser = await chromium.launch({ executablePath: process.env.MRCFAB_CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+    await launch();
 });
 
-after(async () => {
-    await browser?.close();
-});
+after(close);
 
 test('without a token the token form shows; a wrong token returns to it with a message', async () => {
     const page = await newPage();
@@ -155,9 +94,12 @@ test('an admin: every view loads without console errors; each is screenshot at 1
     const page = await newPage();
     await signIn(page, tokens.admin);
     assert.match(await page.locator('#who').textContent(), /root \(admin\)/);
-    await view(page, '#/overview', 'canvas#matrix[data-loaded=true]');
-    await page.locator('#not-ok-table').waitFor();
+    await view(page, '#/overview', '#planes-table');
+    await page.locator('#problems-table').waitFor();
     await shot(page, 'overview');
+    await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
+    await page.locator('#not-ok-table').waitFor();
+    await shot(page, 'overview-plane');
     await view(page, '#/overview/1', 'canvas#matrix[data-loaded=true]');
     await view(page, `#/element/${BAD.link}`, '#evidence table');
     await page.locator('#element-state .st-bad').waitFor();
@@ -185,7 +127,28 @@ test('an admin: every view loads without console errors; each is screenshot at 1
     noErrors(page, 'every view');
 });
 
-test('the link matrix shows the bad link in its cell, and only there', async () => {
+test("the landing view: each plane's counts in its table and tabs, and what is wrong now", async () => {
+    const page = await newPage();
+    await signIn(page, tokens.reader);
+    await view(page, '#/overview', '#problems-table');
+    const summary = (await call('GET', '/api/v1/health/summary', tokens.admin)).body;
+    assert.deepEqual(summary.planes.map((p) => [p.bad, p.degraded, p.denied]), [[1, 0, 0], [0, 0, 0]],
+        'the API: plane 0 has the seeded link bad and nothing else wrong');
+    assertCounts(await landingCounts(page), summary, 'lab');
+    const problems = (await call('GET', '/api/v1/health/problems', tokens.admin)).body;
+    const rows = await page.locator('#problems-table tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.dataset.element, tr.dataset.state]));
+    assert.deepEqual(rows, problems.items.map((x) => [x.element, x.state]), 'the problem list is /health/problems');
+    assert.ok(rows.some(([e]) => e === BAD.link), 'the seeded link is listed');
+    assert.equal(await page.locator('#problems-range').textContent(), `1–${problems.total} of ${problems.total}`);
+    assert.equal(await page.locator('#problems-next').isDisabled(), true, 'one page: no next');
+    // each row opens its element
+    await page.locator(`#problems-table a[href="#/element/${encodeURIComponent(BAD.link)}"]`).click();
+    await page.waitForFunction((l) => location.hash === `#/element/${encodeURIComponent(l)}`, BAD.link);
+    await page.locator('#evidence table').waitFor();
+    noErrors(page, 'landing');
+});
+
+test('the link matrix: both directions of every link as the API has them, the bad one named', async () => {
     const page = await newPage();
     await signIn(page, tokens.admin);
     await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
@@ -195,28 +158,27 @@ test('the link matrix shows the bad link in its cell, and only there', async () 
     })));
     assert.equal(rows.length, 1, 'one link is not ok');
     assert.deepEqual({ link: rows[0].link, row: rows[0].row, col: rows[0].col, state: rows[0].state }, { ...BAD, state: 'bad' });
-    assert.match(rows[0].text, /✕ bad/, 'the state in words and symbol');
-    // the picture: the bad colour at (2, 1) and the ok colour in every other cell
-    const m = await cells(page);
-    assert.deepEqual([m.rows, m.cols], [4, 2], 'plane 0 of the lab: 4 T0s by 2 T1s');
-    for (const { r, c, rgb } of m.out) {
-        const want = r === BAD.row && c === BAD.col ? RGB.bad : RGB.ok;
-        assert.deepEqual(rgb, want, `cell (T0 ${r}, T1 ${c}) drawn ${rgb}, want ${want}`);
-    }
+    assert.match(rows[0].text, /✕ bad.*✓ ok.*5\.00 %/, 'up bad, down ok, in words and symbols, with its loss');
+    // the picture: every direction of every cell as the API's matrix has it
+    const m = await assertMatrix(page, 0, 'plane 0');
+    assert.deepEqual(m.nib(BAD.row, BAD.col, 'up'), { state: 'bad', denied: false, named: false }, 'the API: the seeded direction bad');
+    const g = await geometry(page);
+    assert.deepEqual([g.rows, g.cols], [4, 2], 'plane 0 of the lab: 4 T0s by 2 T1s');
     // the mouse over that cell names it; a click opens it
     const box = await page.locator('#matrix').boundingBox();
-    await page.mouse.move(box.x + BAD.col * m.cell + m.cell / 2, box.y + BAD.row * m.cell + m.cell / 2);
-    assert.match(await page.locator('#matrix-desc').textContent(), /p0-t0-2~p0-t1-1 \(row T0 2, column T1 1\): ✕ bad, loss toward the T1 5\.00 %/);
+    await page.mouse.move(box.x + BAD.col * g.cw + g.dw / 2, box.y + BAD.row * g.ch + g.ch / 2);
+    assert.match(await page.locator('#matrix-desc').textContent(), /p0-t0-2~p0-t1-1 \(row T0 2, column T1 1\): up ✕ bad; down ✓ ok; loss 5\.00 %/);
     // the keyboard: focus, two down and one right, Enter opens the link's page
     await page.mouse.move(0, 0);
     await page.locator('#matrix').focus();
     for (const k of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(k);
-    assert.match(await page.locator('#matrix-desc').textContent(), /^p0-t0-2~p0-t1-1 .*bad/);
+    assert.match(await page.locator('#matrix-desc').textContent(), /^p0-t0-2~p0-t1-1 .*up ✕ bad/);
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => location.hash === '#/element/p0-t0-2~p0-t1-1');
     await page.locator('#evidence table').waitFor();
-    const ev = await page.locator('#evidence tbody tr').first().textContent();
-    assert.match(ev, /✕ bad.*5\.000 %/, 'the evidence: 5 % lost toward the T1');
+    const ev = await page.locator('#evidence tbody tr[data-dir=up]').textContent();
+    assert.match(ev, /✕ bad.*5\.000 %/, "the evidence: 5 % lost toward the T1 in the agents' reports");
+    assert.match(ev, /not probed/, 'and none of the prober');
     await page.locator('#history-chart').waitFor();
 
     // live: a link a prober finds lossy shows on its plane's matrix without a reload
@@ -226,15 +188,15 @@ test('the link matrix shows the bad link in its cell, and only there', async () 
     assert.equal(r.status, 202);
     let t0 = 0;
     for (let i = 0; i < 50 && !t0; i++) {
-        const l = await call('GET', '/api/v1/health/links?state=bad&plane=1', tokens.admin);
-        if (l.body.items.some((x) => x.link === 'p1-t0-3~p1-t1-0')) t0 = Date.now();
+        const l = await apiMatrix(1);
+        if (l.nib(3, 0, 'down').state === 'bad') t0 = Date.now();
         else await new Promise((res) => setTimeout(res, 50));
     }
     assert.ok(t0, 'the API says the link is bad');
     await page.locator('#not-ok-table tr[data-link="p1-t0-3~p1-t1-0"][data-state=bad]').waitFor({ timeout: 4000 });
     const took = Date.now() - t0;
-    const m1 = await cells(page);
-    assert.deepEqual(m1.out.find((x) => x.r === 3 && x.c === 0).rgb, RGB.bad, 'plane 1, T0 3, T1 0 drawn bad');
+    await assertMatrix(page, 1, 'plane 1 after the change');
+    await assertDir(page, 3, 0, 'down', { state: 'bad' }, 'plane 1, T0 3, T1 0');
     assert.ok(took <= 2000, `on the page ${took} ms after the API said so`);
     noErrors(page, 'matrix');
 });
@@ -264,11 +226,16 @@ test('adding a denylist entry: blast radius, save, then in the API and on the ma
     await page.locator('#audit-table').waitFor();
     assert.match(await page.locator('#audit-table tbody').textContent(), /root\s*add\s*#1\s*p0-t1-1\s*web test: drain/);
 
-    // the matrix shows the denied T1's column
+    // the bad link's page: the entry in force on it, as the health engine applies it
+    await page.locator('#denied-table tr[data-id="1"]').waitFor();
+    assert.match(await page.locator('#denied-table tbody').textContent(), /#1\s*p0-t1-1\s*both\s*operator\s*web test: drain/);
+
+    // the matrix shows the denied T1's column hatched, both ways
     await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
-    await page.waitForFunction(() => document.querySelectorAll('#not-ok-table tr[data-state=denied]').length === 4);
-    const m = await cells(page);
-    for (const { r, c, rgb } of m.out) assert.deepEqual(rgb, c === 1 ? RGB.denied : RGB.ok, `cell (${r}, ${c}) with T1 1 denied`);
+    await page.waitForFunction(() => document.querySelectorAll('#not-ok-table tr').length === 5 &&
+        [...document.querySelectorAll('#not-ok-table tbody tr')].every((tr) => tr.dataset.col === '1' && /denied.*denied/.test(tr.textContent)));
+    const m = await assertMatrix(page, 0, 'plane 0 with T1 1 denied');
+    for (let row = 0; row < 4; row++) assert.equal(m.nib(row, 1, 'down').denied, true, `the API: (${row}, 1) denied`);
     noErrors(page, 'denylist add');
 });
 
@@ -335,52 +302,14 @@ test('an entry with a maintenance window waits for it', async () => {
     noErrors(page, 'window');
 });
 
-// A control as the test names it, the same across the page's rebuilds of its tables: what it
-// is and says, and how many controls before it in the page are the same.
-const CONTROLS = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
-function describeControls(sel, only) {
-    const seen = new Map();
-    const out = [];
-    for (const e of document.querySelectorAll(sel)) {
-        const d = `${e.tagName.toLowerCase()}#${e.id}[${e.getAttribute('href') || e.getAttribute('name') || ''}] ${(e.getAttribute('aria-label') || e.textContent).trim().slice(0, 40)}`;
-        const n = (seen.get(d) || 0) + 1;
-        seen.set(d, n);
-        if (only ? e === document.activeElement : !e.disabled && e.checkVisibility()) out.push(`${d} (${n})`);
-    }
-    return out;
-}
-
-// Every visible control of the page, and the ones Tab reaches going once round the page.
-async function tabWalk(page) {
-    const run = (only) => page.evaluate(([sel, fn, o]) => new Function(`return (${fn})`)()(sel, o), [CONTROLS, describeControls.toString(), only]);
-    const controls = await run(false);
-    const reached = [];
-    for (let i = 0; i < 2 * controls.length + 10; i++) {
-        await page.keyboard.press('Tab');
-        const [d] = await run(true);
-        if (d && d === reached[0]) break; // round once
-        if (d && !reached.includes(d)) reached.push(d);
-    }
-    return { controls, reached };
-}
-
 test('accessibility and fit: Tab reaches every control, each state has a word, nothing is wider than a laptop', async () => {
     const page = await newPage();
     await signIn(page, tokens.admin);
-    for (const [hash, ready] of [['#/overview/0', 'canvas#matrix[data-loaded=true]'], [`#/element/${BAD.link}`, '#evidence table'],
+    for (const [hash, ready] of [['#/overview', '#problems-table'], ['#/overview/0', '#not-ok-table'],
+        [`#/element/${BAD.link}`, '#evidence table'], ['#/element/p0-t1-1', '#evidence table'],
         ['#/denylist', '#deny-form'], ['#/paths?from=h4:0&to=h0:0', '#path-summary'], ['#/agents', '#agents-table']]) {
         await view(page, hash, ready);
-        const { controls, reached } = await tabWalk(page);
-        const missed = controls.filter((c) => !reached.includes(c));
-        assert.deepEqual(missed, [], `${hash}: every control is reached by Tab (${controls.length} controls)`);
-        assert.ok(controls.some((c) => c.startsWith('button#signout')), `${hash}: the walk saw the page's controls`);
-        // no state is told by colour alone: every badge carries its word
-        const badges = await page.locator('#view .badge').evaluateAll((bs) => bs.map((b) => b.textContent.trim()));
-        assert.ok(badges.length > 0, `${hash}: states shown`);
-        for (const b of badges) assert.match(b, /[a-z]{2,}/, `${hash}: the badge '${b}' has a word`);
-        // readable at 1366 x 768: the page does not scroll sideways (wide tables scroll in their box)
-        const [sw, w] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-        assert.ok(sw <= w, `${hash}: ${sw} px wide in a ${w} px window`);
+        await accessible(page, hash);
     }
     noErrors(page, 'accessibility');
 });
@@ -411,7 +340,7 @@ test('sign out forgets the token; a token refused mid-session returns to the for
     await page.reload();
     await page.locator('#login').waitFor({ state: 'visible' });
     await signIn(page, tokens.reader);
-    await view(page, '#/overview', 'canvas#matrix[data-loaded=true]');
+    await view(page, '#/overview/0', 'canvas#matrix[data-loaded=true]');
     await page.evaluate(() => sessionStorage.setItem('mrcfab.token', 'tok-revoked-0000000000'));
     await page.waitForFunction(() => /no longer accepts/.test(document.getElementById('login-msg').textContent), null, { timeout: 3000 });
     noErrors(page, 'sign out');

@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The dashboard (web/) in a real browser: starts mrc-controller on loopback (a free port, the
-# lab topology, a fresh SQLite store, tokens of every role) serving web/, then drives Debian's
-# Chromium through it with playwright-core (pinned in package-lock.json): dashboard.test.mjs
-# seeds the health and checks every view. Screenshots of each view at 1366x768 go to
-# $MRCFAB_SCREENSHOTS, else BINDIR/../web-screenshots (build/web-screenshots).
+# lab or the full topology, a fresh SQLite store, tokens of every role) serving web/, then
+# drives Debian's Chromium through it with playwright-core (pinned in package-lock.json):
+# dashboard.test.mjs (lab) or dashboard_full.test.mjs (full: 131,072 hosts, 8 planes of
+# 512 x 256) seeds the health and checks the views. Screenshots of each view at 1366x768 go to
+# $MRCFAB_SCREENSHOTS, else BINDIR/../web-screenshots (build/web-screenshots); the full run's
+# are named full-*.
 #
-# Usage: tests/web/run.sh BINDIR
+# Usage: tests/web/run.sh BINDIR [lab|full]
 # Exit 77 (skipped) when chromium or npm is missing, except in CI (CI=true), where it fails.
 set -euo pipefail
 bin=$(cd "${1:?usage: run.sh BINDIR}" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 chromium=${MRCFAB_CHROMIUM:-/usr/bin/chromium}
+fabric=${2:-lab}
+case $fabric in
+lab) tests=dashboard.test.mjs ;;
+full) tests=dashboard_full.test.mjs ;;
+*)
+    echo "usage: run.sh BINDIR [lab|full]" >&2
+    exit 2
+    ;;
+esac
 
 missing=
 [ -x "$chromium" ] || missing="$chromium"
@@ -39,7 +50,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# every role; an agent token per host, since a T0-T1 link is judged on two reporters' evidence
+# every role; an agent token per host of the lab, since a T0-T1 link is judged on two
+# reporters' evidence (the full run's evidence is the prober's)
 {
     echo "# TOKEN ROLE NAME"
     echo "tok-web-admin-00000001 admin root"
@@ -52,7 +64,7 @@ trap cleanup EXIT
 # --window: the seeded evidence must not age out during the run
 log=$tmp/controller.log
 : >"$log"
-"$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$tmp/c.db" \
+"$bin/mrc-controller" --topology "$root/deploy/topologies/$fabric.json" --db "$tmp/c.db" \
     --tokens "$tmp/tokens" --listen 127.0.0.1:0 --window 3600 --floor 50 --web "$root/web" 2>"$log" &
 pid=$!
 # shellcheck source=tests/controller/ctl_common.sh
@@ -70,4 +82,4 @@ fi
 shots=${MRCFAB_SCREENSHOTS:-$bin/../web-screenshots}
 mkdir -p "$shots"
 MRCFAB_BASE=$base MRCFAB_TOKENS=$tmp/tokens MRCFAB_SCREENSHOTS=$(cd "$shots" && pwd) \
-    MRCFAB_CHROMIUM=$chromium node --test-reporter=spec "$here/dashboard.test.mjs"
+    MRCFAB_CHROMIUM=$chromium node --test-reporter=spec "$here/$tests"
