@@ -63,10 +63,18 @@ ctl_health *ctl_health_new(const fab_topo *topo, uint64_t window_ms)
             }
         }
     }
+    for (unsigned p = 0; p < h->planes && p < 16; p++) {
+        h->plane_nports[p] = h->nhosts;
+    }
+    for (size_t i = 0; i < h->missing.n; i++) {
+        unsigned p = (unsigned)((h->missing.v[i] - h->nlinks) / h->nhosts);
+        h->plane_nports[p < 16 ? p : 15]--;
+    }
     h->cand_n = util_xcalloc(2 * h->nall + 1, sizeof(uint32_t));
     h->has = util_xcalloc(h->nall / 64 + 1, sizeof(uint64_t));
     h->st = util_xcalloc(h->nall + 1, 1);
     h->sw_count = util_xcalloc(h->nsw + 1, sizeof(*h->sw_count));
+    h->sw_mcount = util_xcalloc(h->nsw + 1, sizeof(*h->sw_mcount));
     h->sw_st = util_xcalloc(h->nsw + 1, 1);
     h->dst = util_xcalloc(h->nall + 1, 1);
     h->sw_mst = util_xcalloc(h->nsw + 1, 1);
@@ -92,6 +100,7 @@ void ctl_health_free(ctl_health *h)
             free(h->by_state[i].v);
         }
         free(h->sw_count);
+        free(h->sw_mcount);
         free(h->sw_st);
         free(h->dst);
         free(h->sw_mst);
@@ -647,6 +656,9 @@ static void refresh(ctl_health *h, int64_t now)
         h->by_state[s].n = 0;
     }
     memset(h->sw_count, 0, (size_t)h->nsw * sizeof(*h->sw_count));
+    memset(h->sw_mcount, 0, (size_t)h->nsw * sizeof(*h->sw_mcount));
+    memset(h->plane_links, 0, sizeof(h->plane_links));
+    memset(h->plane_ports, 0, sizeof(h->plane_ports));
     uint64_t words = h->nall / 64 + 1, done = 0;
     for (uint64_t w = 0; w < words; w++) {
         uint64_t bits = h->has[w];
@@ -667,11 +679,18 @@ static void refresh(ctl_health *h, int64_t now)
             ctl_health_where(h, l, &p, &a, &j, &host);
             uint32_t t0 = fab_switch_at(h->topo, p, FAB_TIER_T0, a);
             uint32_t t1 = host == FAB_NONE ? fab_switch_at(h->topo, p, FAB_TIER_T1, j) : FAB_NONE;
+            /* a switch is judged on what its links measured; it is shown with their states */
+            int m = worst(mu, md);
             if (t0 != FAB_NONE) {
                 h->sw_count[t0][st]++;
+                h->sw_mcount[t0][m]++;
             }
             if (t1 != FAB_NONE) {
                 h->sw_count[t1][st]++;
+                h->sw_mcount[t1][m]++;
+            }
+            if (p < 16) {
+                (host == FAB_NONE ? h->plane_links : h->plane_ports)[p][st]++;
             }
             if (st != was || st >= ST_DEGRADED) {
                 history(h, l, was, st, link_loss(h, l, now), now);
@@ -683,7 +702,7 @@ static void refresh(ctl_health *h, int64_t now)
         }
     }
     for (uint32_t sw = 0; sw < h->nsw; sw++) {
-        int m = switch_state(h->sw_count[sw]);
+        int m = switch_state(h->sw_mcount[sw]);
         int st = worst(m, ctl_health_named(h, UINT64_MAX, sw)), was = h->sw_st[sw];
         h->sw_mst[sw] = (uint8_t)m;
         if (st != was || st >= ST_DEGRADED) {

@@ -54,21 +54,15 @@ typedef struct plane_counts {
 static void count_plane(const ctl_health *h, unsigned p, plane_counts *c)
 {
     memset(c, 0, sizeof(*c));
-    uint64_t lo = h->base[p], hi = lo + (uint64_t)h->nt0[p] * h->nt1[p];
-    uint64_t plo = nic_index(h, 0, p), phi = plo + h->nhosts;
-    for (int s = ST_OK; s <= ST_BAD; s++) {
-        for (size_t i = 0; i < h->by_state[s].n; i++) {
-            uint64_t l = h->by_state[s].v[i];
-            c->links[s] += l >= lo && l < hi;
-            c->ports[s] += l >= plo && l < phi;
-        }
+    if (p >= 16) {
+        return;
     }
-    uint64_t nports = 0;
-    for (uint64_t l = plo; l < phi; l++) {
-        nports += link_exists(h, l);
-    }
-    c->links[ST_NODATA] = (hi - lo) - c->links[ST_OK] - c->links[ST_DEGRADED] - c->links[ST_BAD];
-    c->ports[ST_NODATA] = nports - c->ports[ST_OK] - c->ports[ST_DEGRADED] - c->ports[ST_BAD];
+    memcpy(c->links, h->plane_links[p], sizeof(c->links));
+    memcpy(c->ports, h->plane_ports[p], sizeof(c->ports));
+    c->links[ST_NODATA] = (uint64_t)h->nt0[p] * h->nt1[p] - c->links[ST_OK] -
+                          c->links[ST_DEGRADED] - c->links[ST_BAD];
+    c->ports[ST_NODATA] =
+        h->plane_nports[p] - c->ports[ST_OK] - c->ports[ST_DEGRADED] - c->ports[ST_BAD];
     for (uint32_t sw = 0; sw < h->nsw; sw++) {
         fab_switch s;
         if (fab_switch_get(h->topo, sw, &s) == 0 && s.plane == p) {

@@ -168,7 +168,10 @@ struct ctl_health {
     uint64_t *has;     /* links with evidence, a bit each */
     uint8_t *st;       /* per link: its state at the snapshot */
     vec64 by_state[4]; /* links in each state but no_data, in index order */
-    uint32_t (*sw_count)[4];
+    uint32_t (*sw_count)[4];  /* per switch: its links by state */
+    uint32_t (*sw_mcount)[4]; /* ... by the state they measured */
+    uint64_t plane_links[16][4], plane_ports[16][4]; /* per plane: links with evidence, by state */
+    uint64_t plane_nports[16];                       /* per plane: host ports cabled */
     uint8_t *sw_st;
     uint8_t *dst;      /* per link: each direction's measured state, up | down << 2 */
     uint8_t *sw_mst;   /* per switch: its state from its links alone */

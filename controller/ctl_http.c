@@ -23,6 +23,7 @@ typedef struct conn {
     char *body;
     size_t len;
     bool too_big;
+    size_t max_body; /* what this request's body may hold (body_limit) */
     struct timespec start;
     /* push channel */
     bool suspended, resumed;
@@ -188,6 +189,18 @@ static enum MHD_Result push(ctl_http *h, conn *c, struct MHD_Connection *mc, con
     return MHD_YES;
 }
 
+/* The largest body a request may bring: --max-body, and for a prober's evidence (a
+ * localizer's post holds every verdict it has, which may not be split) PROBES_MAX_BODY, but
+ * only with a prober's token: a request without one is never given the larger room. */
+#define PROBES_MAX_BODY (4u << 20)
+
+static size_t body_limit(ctl_http *h, struct MHD_Connection *mc, const char *url)
+{
+    const util_token *t = strcmp(url, "/api/v1/probes") == 0 ? who(h, mc) : NULL;
+    return t && t->role >= UTIL_ROLE_PROBER && h->cfg.max_body < PROBES_MAX_BODY ? PROBES_MAX_BODY
+                                                                                : h->cfg.max_body;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -198,11 +211,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
     if (!c) {
         c = util_xcalloc(1, sizeof(*c));
         clock_gettime(CLOCK_MONOTONIC, &c->start);
+        c->max_body = body_limit(h, mc, url);
         *con_cls = c;
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!c->too_big && c->len + *upload_size <= h->cfg.max_body) {
+        if (!c->too_big && c->len + *upload_size <= c->max_body) {
             c->body = util_xrealloc(c->body, c->len + *upload_size + 1);
             memcpy(c->body + c->len, upload, *upload_size);
             c->len += *upload_size;
@@ -223,7 +237,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
                  .bodylen = c->len,
                  .who = who(h, mc)};
     if (c->too_big) {
-        ctl_api_problem(&r, 413, url, "the body is over %zu bytes", h->cfg.max_body);
+        ctl_api_problem(&r, 413, url, "the body is over %zu bytes", c->max_body);
         return send_resp(h, c, mc, &r);
     }
     if (strcmp(url, "/metrics") == 0) {
