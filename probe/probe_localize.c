@@ -111,7 +111,6 @@ struct probe_localize {
     lwin win[LOC_PENDING];
     action act[LOC_ACTIONS];
     probe_verdict *vbuf;
-    probe_comp *pbuf; /* pending components */
     struct event *tick;
     uint64_t evaluated, reports, posts, deletes, failures;
     uint64_t refused[PROBE_REFUSALS];
@@ -938,7 +937,10 @@ static void post_head(const probe_localize *loc, uint64_t window, util_buf *b)
 }
 
 /*
- * The evidence of evaluated |window| (its |nv| confirmed verdicts in vbuf): the first post holds
+ * The evidence of evaluated |window| (its |nv| confirmed verdicts in vbuf): results only for
+ * what the localizer stands by, its confirmed verdicts and the components holding entries (a
+ * component selected once and not yet confirmed is often a burst, and the controller takes a
+ * result as the direction's own loss); the first post holds
  * the coverage of each plane whose nodes reported, the whole set of verdicts (they cannot be
  * split: the controller takes each post's set as the whole) and the first results; results are
  * split over further posts when there are more than LOC_POST_MAX or than LOC_POST_BYTES hold,
@@ -952,10 +954,6 @@ static void evidence(probe_localize *loc, uint64_t window, int nv)
     dirset ds = {0};
     for (int i = 0; i < nv; i++) {
         comp_dirs(loc, &loc->vbuf[i].comp, &ds);
-    }
-    size_t np = probe_infer_pending_list(loc->inf, loc->pbuf, LOC_VERDICTS);
-    for (size_t i = 0; i < np && i < LOC_VERDICTS; i++) {
-        comp_dirs(loc, &loc->pbuf[i], &ds);
     }
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         if (loc->act[i].state != ACT_FREE) {
@@ -1197,7 +1195,6 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     /* windows that began before it came are not its own */
     loc->last_eval = probe_node_clock() / cfg->window_ns;
     loc->vbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->vbuf));
-    loc->pbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->pbuf));
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         loc->win[i].window = UINT64_MAX;
         loc->win[i].reported = util_xcalloc(loc->nhosts, 1);
@@ -1258,7 +1255,6 @@ void probe_localize_free(probe_localize *loc)
     }
     probe_infer_free(loc->inf);
     free(loc->vbuf);
-    free(loc->pbuf);
     free(loc);
 }
 
