@@ -22,6 +22,8 @@ install(TARGETS mrcctl mrc-sim mrc-decode mrc-pair RUNTIME DESTINATION ${CMAKE_I
 # data: the dashboard with the controller, the schemas with the tools, the example
 # topologies with every package (mrcfab-common)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/web/ DESTINATION ${MRCFAB_DATADIR}/web COMPONENT controller)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/grafana/mrcfab.json DESTINATION ${MRCFAB_DATADIR}/grafana
+        COMPONENT controller)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/schemas/ DESTINATION ${MRCFAB_DATADIR}/schemas
         COMPONENT tools)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/topologies/lab.json
