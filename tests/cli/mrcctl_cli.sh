@@ -226,7 +226,7 @@ export MRCFAB_TOPOLOGY=$lab
 groups=("" topo routes deny health)
 commands=("topo validate" "topo expand" "topo cables" "topo hosts" "topo switches"
     "routes render" "routes install" path "deny ls" "deny add" "deny rm" "deny check" drain
-    undrain "health links" "health switch" "health path")
+    undrain "health links" "health switch" "health path" "health summary" "health problems")
 before=$failures
 for a in "${groups[@]}" "${commands[@]}"; do
     p="mrcctl${a:+ $a}"
@@ -412,7 +412,7 @@ want() {
 want "the commands" "$(comp "")" "deny drain health help path routes topo undrain"
 want "a command's prefix" "$(comp de)" "deny"
 want "a group's commands" "$(comp deny "")" "add check ls rm"
-want "a group's commands after the common options" "$(comp --json -t "$lab" health s)" "switch"
+want "a group's commands after the common options" "$(comp --json -t "$lab" health s)" "summary switch"
 want "a command's options" "$(comp deny add --f)" "--force --from"
 want "another command's options" "$(comp deny rm --f)" ""
 deny_add_opts=$(mrcctl deny add --help | grep -o -- '^  \(-[a-z], \)\?--[a-z-]*' | sed 's/.*--/--/' | sort | tr '\n' ' ' | sed 's/ $//')

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # mrcctl as the controller's client, against a live mrc-controller on loopback: deny ls/add/rm,
 # drain and undrain round trips; health links, switch and path on the health of agents' reports
-# (a T1 that drops, a NIC that loses); every --json output against schemas/mrcctl, the token's
+# (a T1 that drops, a NIC that loses), then beside them the prober's evidence, verdicts and entry
+# and an operator's drain seeded through the API (each source's evidence, a state raised above the
+# measured one, denied entries, the EVs an entry excludes), health summary and problems (order,
+# pages, nothing wrong); every --json output against schemas/mrcctl, the token's
 # sources, and each way of failing: a refused role, no or a wrong token, an element, switch or
 # host port not in the fabric, a bad time, a controller that is down, one that errs (5xx), one
 # that never answers, and bad arguments (exit 2, one line pointing at the command's --help,
@@ -39,11 +42,15 @@ conforms() {
     shift
     for f in "$@"; do args+=(-d "$f"); done
     [ "$schema" = deny-list.schema.json ] && args+=(-r "$schemas/mrcctl/deny-entry.schema.json")
-    # (health-links and health-path refer to health-link, health-switches to health-switch)
+    # (every health schema but the summary's refers to health-link's parts, health-switches to
+    # health-switch too)
     case $schema in
-    health-links.schema.json | health-path.schema.json)
+    health-links.schema.json | health-path.schema.json | health-switch.schema.json | \
+        health-problems.schema.json)
         args+=(-r "$schemas/mrcctl/health-link.schema.json") ;;
-    health-switches.schema.json) args+=(-r "$schemas/mrcctl/health-switch.schema.json") ;;
+    health-switches.schema.json)
+        args+=(-r "$schemas/mrcctl/health-switch.schema.json"
+            -r "$schemas/mrcctl/health-link.schema.json") ;;
     esac
     (cd "$root/tests/schema" &&
         npx --no-install ajv validate --spec=draft2020 -c ajv-formats --strict=false \
@@ -223,7 +230,7 @@ print(w(($1,)))"
 }
 reader health switch p0-t1-0
 check '[ $rc = 0 ] && grep -q "^p0-t1-0, plane 0: no_data; its links: 0 bad, 0 degraded, 0 ok, 4 no_data$" "$tmp/out"' "health switch before any report: no_data"
-python3 - "$base" <<'PY'
+cat >"$tmp/reports.py" <<'PY'
 import json, sys, urllib.request
 base = sys.argv[1]
 def loses(s, d, p, j):
@@ -240,16 +247,25 @@ for s in range(8):
                                           "Authorization": "Bearer tok-agent-h%d-0000000001" % s})
     assert urllib.request.urlopen(req).status == 202
 PY
-# table: the LINK column of a table's rows (after its header, before its last line)
-table_links() { sed -n '/^LINK  /,$p' "$tmp/out" | sed '1d;$d' | awk '{print $1}'; }
+python3 "$tmp/reports.py" "$base"
+# rows HEAD: the first column of a table's own rows (after its header line, which starts with
+# HEAD, before its last line; not the rows of a row's directions or verdict, which are indented,
+# nor the list of entries in force under it)
+rows() { sed -n "/^$1  /,\$p" "$tmp/out" | sed '1d;$d' | sed '/^denylist entries /,$d' | grep -v '^ ' | awk '{print $1}'; }
+table_links() { rows LINK; }
 reader --json health links --state bad
 cp "$tmp/out" "$tmp/hl-bad.json"
 bad_links=$(json '" ".join(i["link"] for i in d["items"])')
 check '[ $rc = 0 ] && json "all(i[\"state\"] == \"bad\" for i in d[\"items\"]) and d[\"total\"] == len(d[\"items\"])" | grep -qx True && echo " $bad_links " | grep -q " h5:1 " && echo " $bad_links " | grep -q "~p0-t1-0 " && [ -z "$(echo "$bad_links" | tr " " "\n" | grep -v -e "^h5:1$" -e "~p0-t1-0$")" ]' "health links --state bad --json: h5:1 and links of p0-t1-0 only ($bad_links)"
 check '[ "$(jw "[[i[\"up\"][\"state\"], i[\"down\"][\"state\"], i[\"up\"][\"lost\"], i[\"up\"][\"sent\"]] for i in d[\"items\"] if i[\"link\"] == \"h5:1\"]")" = "bad ok 2800 140000" ]' "h5:1 is bad up (sending), ok down"
 reader health links --state bad
-check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^LINK  *PLANE  *STATE  *UP  *LOST/SENT  *LOSS  *DOWN  *LOST/SENT  *LOSS  *SOURCES  *LAST EVIDENCE  *NOTES$" && [ "$(table_links | tr "\n" " ")" = "$bad_links " ] && [ "$(tail -1 "$tmp/out")" = "$(echo $bad_links | wc -w) links" ]' "health links --state bad: the table, the same links"
-check 'grep -q "^h5:1  *1  bad  *bad  *2800/140000  *2.000%  ok  *0/140000  *0.000%  *1/[0-9]  *20[0-9-]*T[0-9:.]*Z  *-$" "$tmp/out"' "health links: a row says each direction's state, counts, loss, reporters, last evidence"
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^LINK  *STATE  *AGENTS  *LOSS  *SRC  *PROBER  *LOSS  *DENIED  *NOTES$" && [ "$(table_links | tr "\n" " ")" = "$bad_links " ] && [ "$(tail -1 "$tmp/out")" = "$(echo $bad_links | wc -w) links" ]' "health links --state bad: the table, the same links"
+check '[ "$(grep -A2 "^h5:1 " "$tmp/out" | sed "s/  */ /g; s/evidence [0-9]* s ago/evidence N s ago/")" = "h5:1 bad (evidence N s ago) -
+ up bad 2800/140000 2.000% 1 - - -
+ down ok 0/140000 0.000% 4 - - -" ]' "health links: a link's row (its state, the age of its evidence), then each direction's state beside the agents' lost/sent, loss and reporters (no prober here)"
+# the operator's entry of section 2 on p0-t0-1 (flapping) is in force on its links
+check 'grep -A2 "^p0-t0-1~p0-t1-0 " "$tmp/out" | grep -q "^  up  *bad  .*  #$keep1$" && grep -q "^p0-t0-1~p0-t1-0  *bad  *(evidence [0-9]* s ago)  *#$keep1$" "$tmp/out" && [ "$(sed -n "/^denylist entries in force on these links:$/,\$p" "$tmp/out" | sed "1d;\$d")" = "  #$keep1 (p0-t0-1, operator: flapping)" ]' "health links: DENIED has the ids of the entries in force on a link (its T0's too), each named in full under the table"
+check '[ "$(awk "length > 100" "$tmp/out" | wc -l)" = 0 ]' "health links: no line of the table is over 100 columns"
 reader --json health links --plane 1 --limit 1000
 cp "$tmp/out" "$tmp/hl-plane.json"
 check '[ $rc = 0 ] && [ "$(json "d[\"total\"], len(d[\"items\"]), all(i[\"plane\"] == 1 for i in d[\"items\"])")" = "16 16 True" ]' "health links --plane 1: the 16 links of plane 1"
@@ -280,7 +296,7 @@ cp "$tmp/out" "$tmp/hl-none.json"
 check '[ $rc = 0 ] && [ "$(json "d[\"total\"]")" = 0 ] && [ "$(cat "$tmp/hl-none.txt")" = "no link matches" ]' "health links with nothing to show"
 
 reader health switch
-check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^SWITCH  *PLANE  *STATE  *LINKS OK  *DEGRADED  *BAD  *NO_DATA$" && [ "$(sed "1d;\$d" "$tmp/out" | wc -l)" = 12 ] && grep -q "^p0-t1-0  *0  bad  *[0-9]  *0  *[0-9]  *0$" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "12 switches" ]' "health switch: every switch, p0-t1-0 bad"
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^SWITCH  *PLANE  *STATE  *MEASURED  *DENIED  *LINKS OK  *DEGRADED  *BAD  *NO_DATA  *VERDICT$" && [ "$(rows SWITCH | wc -l)" = 12 ] && grep -q "^p0-t1-0  *0  bad  *bad  *-  *[0-9]  *0  *[0-9]  *0  *-$" "$tmp/out" && grep -q "^p0-t0-1  *0  ok  *ok  *#$keep1  " "$tmp/out" && grep -qx "  #$keep1 (p0-t0-1, operator: flapping)" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "12 switches" ]' "health switch: every switch, p0-t1-0 bad, p0-t0-1 denied (the entry named under the table)"
 reader --json health switch
 cp "$tmp/out" "$tmp/hs-all.json"
 check '[ $rc = 0 ] && [ "$(jw "[i[\"switch\"] for i in d[\"items\"] if i[\"state\"] != \"ok\"]")" = "p0-t1-0" ]' "health switch --json: only p0-t1-0 is not ok"
@@ -288,12 +304,14 @@ reader --json health switch --plane 1
 cp "$tmp/out" "$tmp/hs-plane.json"
 check '[ $rc = 0 ] && [ "$(json "d[\"total\"], all(i[\"plane\"] == 1 for i in d[\"items\"])")" = "6 True" ]' "health switch --plane 1: its 6 switches"
 reader health switch --state bad
-check '[ $rc = 0 ] && [ "$(sed "1d;\$d" "$tmp/out" | awk "{print \$1}")" = p0-t1-0 ] && [ "$(tail -1 "$tmp/out")" = "1 switch" ]' "health switch --state bad"
+check '[ $rc = 0 ] && [ "$(rows SWITCH)" = p0-t1-0 ] && [ "$(tail -1 "$tmp/out")" = "1 switch" ]' "health switch --state bad"
 reader --json health switch --offset 10 --limit 5
 cp "$tmp/out" "$tmp/hs-page.json"
 check '[ $rc = 0 ] && [ "$(jw "d[\"total\"], d[\"offset\"], [i[\"switch\"] for i in d[\"items\"]]")" = "12 10 p1-t1-0 p1-t1-1" ]' "health switch --offset/--limit"
 reader health switch p0-t1-0
-check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^p0-t1-0, plane 0: bad; its links: [0-9] bad, 0 degraded, [0-9] ok, 0 no_data$" && [ "$(sed -n 2p "$tmp/out" | awk "{print \$1}")" = LINK ] && [ "$(sed "1,2d;\$d" "$tmp/out" | awk "{print \$1}" | sort | tr "\n" " ")" = "p0-t0-0~p0-t1-0 p0-t0-1~p0-t1-0 p0-t0-2~p0-t1-0 p0-t0-3~p0-t1-0 " ] && [ "$(tail -1 "$tmp/out")" = "4 links" ]' "health switch NAME: its state, then its links"
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^p0-t1-0, plane 0: bad; its links: [0-9] bad, 0 degraded, [0-9] ok, 0 no_data$" && [ "$(sed -n 2,4p "$tmp/out")" = "  measured: bad
+  denied:   no entry in force
+  verdict:  none" ] && [ "$(sed -n 5p "$tmp/out" | awk "{print \$1}")" = LINK ] && [ "$(table_links | sort | tr "\n" " ")" = "p0-t0-0~p0-t1-0 p0-t0-1~p0-t1-0 p0-t0-2~p0-t1-0 p0-t0-3~p0-t1-0 " ] && [ "$(tail -1 "$tmp/out")" = "4 links" ]' "health switch NAME: its state, measured state, entries and verdict, then its links"
 reader --json health switch p0-t1-0
 cp "$tmp/out" "$tmp/hs-one.json"
 check '[ $rc = 0 ] && [ "$(json "d[\"switch\"], d[\"plane\"], d[\"state\"], sum(d[\"links\"].values())")" = "p0-t1-0 0 bad 4" ]' "health switch NAME --json: the switch's health"
@@ -301,17 +319,21 @@ reader --json health switch p1-t0-2
 check '[ $rc = 0 ] && [ "$(json "d[\"state\"], d[\"links\"][\"bad\"]")" = "ok 1" ]' "a switch with one bad link (h5:1) is itself ok"
 
 reader health path h5:1 h0:1
-check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h5:1 -> h0:1: plane 1, 2 paths, 2 bad, 0 degraded" ] && grep -q "^PLANE  T1  *EV  *STATE  *HOPS$" "$tmp/out" && grep -q "^    1  p1-t1-0  0x20000000  bad  *h5:1 bad > p1-t0-2~p1-t1-0 ok > p1-t0-0~p1-t1-0 ok > h0:1 ok$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *h5:1 bad > " "$tmp/out" && grep -q "^  h5:1 bad: up bad (2800/140000 lost, 2.000%), down ok (0/140000 lost, 0.000%)$" "$tmp/out"' "health path h5:1 h0:1: each EV hop by hop, the lossy link"
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h5:1 -> h0:1: plane 1, 2 paths, 2 bad, 0 degraded, 0 excluded" ] && grep -q "^PLANE  T1  *EV  *STATE  *FROM  *UP  *DOWN  *TO  *EXCLUDED BY$" "$tmp/out" && grep -q "^    1  p1-t1-0  0x20000000  bad  *bad  *ok  *ok  *ok  *-$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *bad  *ok  *ok  *ok  *-$" "$tmp/out" && grep -qx "hops of plane 1: FROM h5:1, UP p1-t0-2~T1, DOWN p1-t0-0~T1, TO h0:1" "$tmp/out"' "health path h5:1 h0:1: each EV with each hop's state, and what the hops are"
+check '[ "$(sed -n "/^lossy links on these paths:$/,\$p" "$tmp/out" | sed "1d" | sed "s/  */ /g; s/evidence [0-9]* s ago/evidence N s ago/")" = "LINK STATE AGENTS LOSS SRC PROBER LOSS DENIED NOTES
+h5:1 bad (evidence N s ago) -
+ up bad 2800/140000 2.000% 1 - - -
+ down ok 0/140000 0.000% 4 - - -" ] && ! grep -q "^denylist entries" "$tmp/out"' "health path: the lossy link on them as health links shows it, nothing excluded"
 reader --json health path h5:1 h0:1
 cp "$tmp/out" "$tmp/hp-port.json"
 check '[ $rc = 0 ] && [ "$(jw "d[\"from\"], d[\"to\"], [(e[\"plane\"], e[\"t1\"], e[\"ev\"], e[\"state\"], len(e[\"hops\"])) for e in d[\"evs\"]]")" = "h5 h0 1 p1-t1-0 536870912 bad 4 1 p1-t1-1 537133056 bad 4" ]' "health path --json: the API's EVs of the ports' plane"
 reader health path h0:0 h5:0
-check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:0 -> h5:0: plane 0, 2 paths, 1 bad, 0 degraded" ] && grep -Eq "^    0  p0-t1-0  0x00000000  bad  *h0:0 ok > p0-t0-0~p0-t1-0 (ok|bad) > p0-t0-2~p0-t1-0 (ok|bad) > h5:0 ok$" "$tmp/out" && grep -q "^    0  p0-t1-1  0x00040000  ok  " "$tmp/out"' "health path across the bad T1: one EV bad, the other ok"
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:0 -> h5:0: plane 0, 2 paths, 1 bad, 0 degraded, 0 excluded" ] && grep -Eq "^    0  p0-t1-0  0x00000000  bad  *ok  *(ok|bad)  *(ok|bad)  *ok  *-$" "$tmp/out" && grep -q "^    0  p0-t1-1  0x00040000  ok  *ok  *ok  *ok  *ok  *-$" "$tmp/out"' "health path across the bad T1: one EV bad, the other ok"
 reader --json health path h0:0 h1:0
 cp "$tmp/out" "$tmp/hp-local.json"
 check '[ $rc = 0 ] && [ "$(jw "[(e[\"plane\"], \"t1\" in e, [h[\"link\"] for h in e[\"hops\"]]) for e in d[\"evs\"]]")" = "0 False h0:0 h1:0" ]' "health path under one T0: no T1, two hops"
 reader health path h0:0 h1:0
-check '[ $rc = 0 ] && grep -q "^    0  -   -  *ok  *h0:0 ok > h1:0 ok$" "$tmp/out"' "health path under one T0: the table"
+check '[ $rc = 0 ] && grep -q "^    0  -  *-  *ok  *ok  *-  *-  *ok  *-$" "$tmp/out" && grep -qx "hops of plane 0: FROM h0:0, TO h1:0 (under one T0: no T1)" "$tmp/out"' "health path under one T0: the table"
 reader --json health path h5 h0
 cp "$tmp/out" "$tmp/hp-hosts.json"
 check '[ $rc = 0 ] && [ "$(jw "sorted(e[\"plane\"] for e in d[\"evs\"])")" = "0 0 1 1" ]' "health path of two hosts: every plane"
@@ -343,13 +365,189 @@ check '[ $rc = 2 ] && err_is "(HTTP 401)"' "health with a wrong token: exit 2 (H
 MRCFAB_TOKEN=tok-agent-h3-0000000001 run health path h3:1 h7:1
 check '[ $rc = 0 ]' "any role reads health (an agent's token)"
 
+# 6b. the prober's evidence beside the agents', its verdicts and a drain, seeded through the API:
+# the agents' reports again (both sources in the window), a prober's entry on the down direction
+# of p1-t0-2~p1-t1-1 (toward T0 2), the localizer's post (plane 1's coverage, that direction's own
+# loss, a verdict naming it with the entry, one naming the T1 p1-t1-0 still adding) and an
+# operator's drain of p0-t1-1; the entry of section 2 on p0-t0-1 (flapping) is still in force
+python3 "$tmp/reports.py" "$base"
+pe=$(python3 - "$base" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+def post(path, body):
+    req = urllib.request.Request(base + path, method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": "Bearer tok-prober-000000000001"})
+    with urllib.request.urlopen(req) as r:
+        return r.status, json.load(r)
+link = "p1-t0-2~p1-t1-1"
+s, e = post("/api/v1/denylist", {"element": link, "scope": "down",
+                                 "reason": "prober: p1 D t0=2 t1=1 loss 3.1%"})
+assert s == 201, s
+s, _ = post("/api/v1/probes", {
+    "window": 1764629000, "window_ms": 1000,
+    "coverage": [{"plane": 1, "nic": 1408, "uplink": 1280, "hosts": 8}],
+    "results": [{"element": link, "scope": "down", "sent": 1280, "lost": 40}],
+    "verdicts": [
+        {"component": "p1 D t0=2 t1=1", "kind": "link",
+         "elements": [{"element": link, "scope": "down"}], "loss": 0.03125, "lost": 40,
+         "sent": 1280, "horizon_s": 1, "llr": 60.5, "since": "2026-12-01T22:00:00Z",
+         "state": "denied", "entries": [e["id"]]},
+        {"component": "p1 T1 0", "kind": "switch", "elements": [{"element": "p1-t1-0"}],
+         "loss": 0.004, "lost": 51, "sent": 12800, "horizon_s": 10, "llr": 20,
+         "since": "2026-12-01T22:10:00.250Z", "state": "adding", "entries": [0]}]})
+assert s == 202, s
+print(e["id"])
+PY
+)
+op --json drain p0-t1-1 --reason "optics swap"
+dr=$(json 'd["id"]')
+check '[ -n "$pe" ] && [ $rc = 0 ] && [ -n "$dr" ]' "seeded: the prober's entry #$pe, its evidence and verdicts, the drain #$dr"
+# block LINE N: N lines of $tmp/out from the one starting with LINE, spaces squeezed and the
+# evidence's age made N
+block() { grep -A"$2" "^$1" "$tmp/out" | head -$(($2 + 1)) | sed 's/  */ /g; s/evidence [0-9]* s ago/evidence N s ago/'; }
+reader health links --switch p1-t1-1
+check '[ $rc = 0 ] && [ "$(block "p1-t0-2~p1-t1-1 " 3 | sed "2s|ok [0-9]*/[0-9]* |ok C |; 3s|bad 0/[0-9]* |bad 0/C |")" = "p1-t0-2~p1-t1-1 bad (evidence N s ago) #$pe
+ up ok C 1.000% 2 0/1280 0.000% -
+ down bad 0/C 0.000% 4 40/1280 3.125% #$pe
+ verdict p1 D t0=2 t1=1 (link, denied): 3.125% lost (40/1280) in 1 s, since 2026-12-01T22:00:00Z" ]' "health links: the direction bad on the prober's own loss alone (40/1280) beside the agents' clean counts, its entry, the verdict naming it"
+check '[ "$(sed -n "/^denylist entries in force on these links:$/,\$p" "$tmp/out" | sed "1d;\$d")" = "  #$pe (p1-t0-2~p1-t1-1 down, prober: prober: p1 D t0=2 t1=1 loss 3.1%)" ] && [ "$(tail -1 "$tmp/out")" = "4 links" ] && grep -q "^  up  *ok  *[0-9]*/[0-9]*  *0.000%  *2  *0/1280  *0.000%  *-$" "$tmp/out"' "health links: the entry named in full under the table; the other links have the prober's coverage (0/1280)"
+check '[ "$(awk "length > 100" "$tmp/out" | wc -l)" = 0 ]' "health links with evidence of both sources and a verdict: no line over 100 columns"
+reader --json health links --switch p1-t1-1
+cp "$tmp/out" "$tmp/hl-prober.json"
+check '[ "$(jw "[(i[\"state\"], i[\"measured\"], [e[\"id\"] for e in i[\"denied\"]], i[\"verdict\"][\"component\"], i[\"down\"][\"measured\"], i[\"down\"][\"denied\"], i[\"up\"][\"denied\"], i[\"down\"][\"prober\"][\"lost\"], i[\"down\"][\"prober\"][\"sent\"], i[\"down\"][\"prober\"][\"own\"], i[\"down\"][\"agents\"][\"lost\"]) for i in d[\"items\"] if i[\"link\"] == \"p1-t0-2~p1-t1-1\"]")" = "bad bad $pe p1 D t0=2 t1=1 bad True False 40 1280 True 0" ]' "health links --json: the API's members (measured, denied, verdict, each source's evidence)"
+reader health links --switch p1-t1-0
+check '[ $rc = 0 ] && [ "$(block "p1-t0-0~p1-t1-0 " 3 | sed "s|[0-9]*/[0-9]* [0-9.]*% [0-9]|C|")" = "p1-t0-0~p1-t1-0 degraded (evidence N s ago) -
+ up degraded C 0/1280 0.000% - measured ok
+ down degraded C 0/1280 0.000% - measured ok
+ verdict p1 T1 0 (switch, adding): 0.400% lost (51/12800) in 10 s, since 2026-12-01T22:10:00Z" ]' "health links: a state raised by a verdict naming the link's T1 beside its measured state (ok), the verdict still adding"
+reader --json health links --switch p1-t1-0
+cp "$tmp/out" "$tmp/hl-raised.json"
+
+reader health switch p1-t1-0
+check '[ $rc = 0 ] && [ "$(sed -n "1p;3,4p" "$tmp/out")" = "p1-t1-0, plane 1: degraded; its links: 0 bad, 4 degraded, 0 ok, 0 no_data
+  denied:   no entry in force
+  verdict:  p1 T1 0 (switch, adding): 0.400% lost (51/12800) in 10 s, since 2026-12-01T22:10:00Z" ] && [ "$(table_links | wc -l)" = 4 ]' "health switch NAME: the verdict naming it"
+sed -n 2p "$tmp/out" >"$tmp/measured.txt"
+reader --json health switch p1-t1-0
+cp "$tmp/out" "$tmp/hs-t1.json"
+check 'python3 -c "import json, sys; d = json.load(open(sys.argv[1])); m = d[\"measured\"]; want = \"  measured: \" + m + (\" (the state is what a prober'"'"'s verdict or entry names it)\" if m != d[\"state\"] else \"\"); sys.exit(open(sys.argv[2]).read() != want + \"\\n\")" "$tmp/hs-t1.json" "$tmp/measured.txt"' "health switch NAME: its measured state as the API has it, said when the state differs ($(cat "$tmp/measured.txt"))"
+reader health switch p0-t1-1
+check '[ $rc = 0 ] && [ "$(sed -n 1,4p "$tmp/out")" = "p0-t1-1, plane 0: ok; its links: 0 bad, 0 degraded, 4 ok, 0 no_data
+  measured: ok
+  denied:   #$dr (p0-t1-1, operator: drain: optics swap)
+  verdict:  none" ] && [ "$(grep -c "^p0-t0-[0-9]~p0-t1-1  *ok  .*  #$dr$" "$tmp/out")" = 3 ] && grep -q "^p0-t0-1~p0-t1-1  *ok  .*  #$keep1,#$dr$" "$tmp/out"' "health switch NAME: a drained switch ok and denied, its links denied (the one of p0-t0-1 by both entries)"
+reader --json health switch p0-t1-1
+cp "$tmp/out" "$tmp/hs-drained.json"
+check '[ "$(jw "d[\"state\"], d[\"measured\"], [(e[\"id\"], e[\"source\"], e[\"reason\"]) for e in d[\"denied\"]], d[\"verdict\"]")" = "ok ok $dr operator drain: optics swap None" ]' "health switch NAME --json: denied and verdict as the API has them"
+reader health switch --plane 1
+check '[ $rc = 0 ] && grep -q "^p1-t1-0  *1  degraded  *[a-z_]*  *-  *0  *4  *0  *0  p1 T1 0 (adding)$" "$tmp/out" && grep -q "^p1-t1-1  *1  ok  *ok  *-  *3  *0  *1  *0  -$" "$tmp/out"' "health switch: the verdict beside the switch it names"
+reader health switch --plane 0
+check '[ $rc = 0 ] && grep -q "^p0-t1-1  *0  ok  *ok  *#$dr  " "$tmp/out" && [ "$(sed -n "/^denylist entries in force on these switches:$/,\$p" "$tmp/out" | sed "1d;\$d")" = "  #$keep1 (p0-t0-1, operator: flapping)
+  #$dr (p0-t1-1, operator: drain: optics swap)" ]' "health switch: DENIED, each entry named under the table"
+reader --json health switch --plane 0
+cp "$tmp/out" "$tmp/hs-plane0.json"
+
+reader health path h0:1 h5:1
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:1 -> h5:1: plane 1, 2 paths, 2 bad, 0 degraded, 1 excluded" ] && grep -q "^    1  p1-t1-0  0x20000000  bad  *ok  *degraded  *degraded  *bad  *-$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *ok  *ok  *bad  *bad  *#$pe (p1-t0-2~p1-t1-1 down, .*\.\.\.$" "$tmp/out" && [ "$(sed -n "/^denylist entries in force that exclude these paths:$/,\$p" "$tmp/out")" = "denylist entries in force that exclude these paths:
+  #$pe (p1-t0-2~p1-t1-1 down, prober: prober: p1 D t0=2 t1=1 loss 3.1%): excludes 1 path" ]' "health path: the EV into T0 2 over the denied direction excluded by the prober's entry, named (in full under the table)"
+check '[ "$(grep -v "^  verdict " "$tmp/out" | awk "length > 100" | wc -l)" = 0 ]' "health path: no line over 100 columns (but the verdicts')"
+reader --json health path h0:1 h5:1
+cp "$tmp/out" "$tmp/hp-prober.json"
+check '[ "$(jw "[(e[\"t1\"], e[\"excluded\"], [x[\"id\"] for x in e[\"denied\"]] or \"none\") for e in d[\"evs\"]]")" = "p1-t1-0 False none p1-t1-1 True $pe" ]' "health path --json: excluded and the entries of each EV"
+reader health path h5:1 h0:1
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h5:1 -> h0:1: plane 1, 2 paths, 2 bad, 0 degraded, 0 excluded" ] && ! grep -q "^denylist entries" "$tmp/out"' "health path the other way: it crosses the link up, so nothing is excluded"
+reader health path h0:0 h5:0
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:0 -> h5:0: plane 0, 2 paths, 1 bad, 0 degraded, 1 excluded" ] && grep -q "^    0  p0-t1-0  0x00000000  bad  .*  -$" "$tmp/out" && grep -q "^    0  p0-t1-1  0x00040000  ok  *ok  *ok  *ok  *ok  *#$dr (p0-t1-1, operator: drain: optics swap)$" "$tmp/out"' "health path: the EV over the drained T1 excluded by the drain, named in full"
+reader health path h2:0 h5:0
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h2:0 -> h5:0: plane 0, 2 paths, 1 bad, 0 degraded, 2 excluded" ] && grep -q "^    0  p0-t1-0  .*  #$keep1 (p0-t0-1, operator: flapping)$" "$tmp/out" && grep -q "^    0  p0-t1-1  .*  #$keep1 (p0-t0-1, operator: flapping), #$dr (" "$tmp/out" && [ "$(sed -n "/^denylist entries in force that exclude these paths:$/,\$p" "$tmp/out" | sed 1d)" = "  #$keep1 (p0-t0-1, operator: flapping): excludes 2 paths
+  #$dr (p0-t1-1, operator: drain: optics swap): excludes 1 path" ]' "health path from under the denied T0: every EV excluded, one by two entries, each counted"
+reader --json health path h2:0 h5:0
+cp "$tmp/out" "$tmp/hp-excl.json"
+check '[ "$(jw "[(e[\"t1\"], e[\"excluded\"], sorted(x[\"id\"] for x in e[\"denied\"])) for e in d[\"evs\"]]")" = "p0-t1-0 True $keep1 p0-t1-1 True $keep1 $dr" ]' "health path --json: the entries that exclude each EV"
+
+reader --json health summary
+cp "$tmp/out" "$tmp/hsum.json"
+check '[ $rc = 0 ] && [ "$(jw "[(p[\"plane\"], p[\"denied\"], p[\"links\"][\"bad\"] >= 1, p[\"bad\"] >= p[\"links\"][\"bad\"] + p[\"switches\"][\"bad\"]) for p in d[\"planes\"]]")" = "0 2 True True 1 1 True True" ]' "health summary --json: denied counts the elements an entry in force names (p0-t0-1, p0-t1-1; the link of plane 1), not the windowed entry"
+reader health summary
+python3 - "$tmp/hsum.json" >"$tmp/hsum.want" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = ["ok", "degraded", "bad", "no_data"]
+print("PLANE BAD DEGRADED DENIED ELEMENTS OK DEGRADED BAD NO_DATA")
+for p in d["planes"]:
+    for k, (key, name) in enumerate([("links", "links"), ("host_ports", "host ports"), ("switches", "switches")]):
+        head = " %d %d %d %d " % (p["plane"], p["bad"], p["degraded"], p["denied"]) if k == 0 else " "
+        print(head + name + "".join(" %d" % p[key][s] for s in st))
+n = len(d["planes"])
+print("%d planes: %d bad, %d degraded, %d denied (version V)" % (n, sum(p["bad"] for p in d["planes"]), sum(p["degraded"] for p in d["planes"]), sum(p["denied"] for p in d["planes"])))
+PY
+check '[ $rc = 0 ] && [ "$(sed "s/  */ /g; s/(version h[0-9]*-d[0-9]*)/(version V)/" "$tmp/out")" = "$(cat "$tmp/hsum.want")" ] && grep -q "^PLANE  BAD  DEGRADED  DENIED  ELEMENTS  " "$tmp/out" && grep -q "^                              host ports  " "$tmp/out"' "health summary: each plane's bad, degraded and denied, then its links, host ports and switches by state, as the API counts them"
+
+reader --json health problems --limit 1000
+cp "$tmp/out" "$tmp/hpr-all.json"
+check '[ $rc = 0 ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); r = {\"bad\": 0, \"degraded\": 1}; k = [r.get(i[\"state\"], 2) for i in d[\"items\"]]; sys.exit(not (k == sorted(k) and d[\"total\"] == len(d[\"items\"]) and k[0] == 0 and all(i[\"denied\"] for i in d[\"items\"] if r.get(i[\"state\"], 2) == 2)))" "$tmp/hpr-all.json"' "health problems --json: bad first, then degraded, then denied only"
+problems=$(jw '[i["element"] for i in d["items"]]')
+ptotal=$(json 'd["total"]')
+reader health problems --limit 1000
+check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -q "^ELEMENT  *KIND  *PLANE  *STATE  *MEASURED  *LOSS  *DENIED  *VERDICT$" && [ "$(rows ELEMENT | tr "\n" " ")" = "$problems " ] && [ "$(tail -1 "$tmp/out")" = "$ptotal problems" ]' "health problems: one line each, in the API's order ($ptotal)"
+check 'grep -q "^p1-t0-2~p1-t1-1  *link  *1  bad  *bad  *[0-9.]*%  *#$pe  *p1 D t0=2 t1=1 (denied)$" "$tmp/out" && grep -q "^h5:1  *host_port  *1  bad  *bad  *[0-9.]*%  *-  *-$" "$tmp/out" && grep -q "^p1-t0-0~p1-t1-0  *link  *1  degraded  *ok  *[0-9.]*%  *-  *p1 T1 0 (adding)$" "$tmp/out" && grep -q "^p0-t1-0  *switch  *0  bad  *bad  *100% links  *-  *-$" "$tmp/out" && grep -q "^p0-t1-1  *switch  *0  ok  *ok  *0% links  *#$dr  *-$" "$tmp/out" && grep -q "^p0-t0-1  *switch  *0  ok  *ok  *[0-9]*% links  *#$keep1  *-$" "$tmp/out"' "health problems: element, kind, plane, state, measured, loss (a switch's share of links), denied and verdict"
+check '[ "$(sed -n "/^denylist entries in force on these elements:$/,\$p" "$tmp/out" | sed "1d;\$d" | sort)" = "$(printf "  #%s (p0-t0-1, operator: flapping)\n  #%s (p0-t1-1, operator: drain: optics swap)\n  #%s (p1-t0-2~p1-t1-1 down, prober: prober: p1 D t0=2 t1=1 loss 3.1%%)\n" "$keep1" "$dr" "$pe" | sort)" ] && [ "$(awk "length > 100" "$tmp/out" | wc -l)" = 0 ]' "health problems: each entry in force named under the list; no line over 100 columns"
+# paging: plane 1's pages put together are its whole list
+reader --json health problems --plane 1 --limit 1000
+p1=$(jw '[i["element"] for i in d["items"]]')
+p1total=$(json 'd["total"]')
+paged=
+for off in 0 3 6 9 12; do
+    reader --json health problems --plane 1 --offset $off --limit 3
+    [ $off = 3 ] && cp "$tmp/out" "$tmp/hpr-page.json"
+    paged="$paged $(jw '[i["element"] for i in d["items"]]')"
+done
+check '[ "$p1total" -ge 6 ] && [ "$p1total" -le 15 ] && [ "$p1" = "$(echo $paged)" ] && ! echo " $p1 " | grep -q " p0-"' "health problems --plane 1 --offset/--limit: the pages put together are plane 1's list ($p1total)"
+reader health problems --plane 1 --offset 1 --limit 2
+check '[ $rc = 0 ] && [ "$(rows ELEMENT | wc -l)" = 2 ] && [ "$(tail -1 "$tmp/out")" = "problems 2-3 of $p1total (the next page: --offset 3)" ]' "health problems: a page's footer"
+reader health problems --offset 1000
+check '[ $rc = 0 ] && [ "$(cat "$tmp/out")" = "no problems from 1000 on: $ptotal match" ]' "health problems past the end"
+reader health problems --plane 9
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: --plane must be a whole number from 0 to 1, not '"'9'"' (HTTP 400)" ] && [ ! -s "$tmp/out" ]' "health problems of a plane the fabric lacks: exit 2, --plane"
+reader --json health problems --plane 9
+cp "$tmp/out" "$tmp/e-hpr.json"
+check '[ $rc = 2 ] && conforms error.schema.json "$tmp/e-hpr.json"' "the same with --json: an error document"
+v=$(version) # what the bad arguments below must leave as it is
+
 check_schema health-links.schema.json "health links --json" "$tmp/hl-bad.json" \
-    "$tmp/hl-plane.json" "$tmp/hl-switch.json" "$tmp"/hl-page*.json "$tmp/hl-none.json"
+    "$tmp/hl-plane.json" "$tmp/hl-switch.json" "$tmp"/hl-page*.json "$tmp/hl-none.json" \
+    "$tmp/hl-prober.json" "$tmp/hl-raised.json"
 check_schema health-switches.schema.json "health switch --json" "$tmp/hs-all.json" \
-    "$tmp/hs-plane.json" "$tmp/hs-page.json"
-check_schema health-switch.schema.json "health switch NAME --json" "$tmp/hs-one.json"
+    "$tmp/hs-plane.json" "$tmp/hs-page.json" "$tmp/hs-plane0.json"
+check_schema health-switch.schema.json "health switch NAME --json" "$tmp/hs-one.json" \
+    "$tmp/hs-t1.json" "$tmp/hs-drained.json"
 check_schema health-path.schema.json "health path --json" "$tmp/hp-port.json" \
-    "$tmp/hp-local.json" "$tmp/hp-hosts.json"
+    "$tmp/hp-local.json" "$tmp/hp-hosts.json" "$tmp/hp-prober.json" "$tmp/hp-excl.json"
+check_schema health-summary.schema.json "health summary --json" "$tmp/hsum.json"
+check_schema health-problems.schema.json "health problems --json" "$tmp/hpr-all.json" \
+    "$tmp/hpr-page.json"
+# the schemas can fail: a problem without its verdict, a direction without the prober's
+# evidence, an EV's entry of no scope, a plane without its switches' counts
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+def broken(src, dest, f):
+    d = json.load(open(t + "/" + src))
+    f(d)
+    json.dump(d, open(t + "/" + dest, "w"))
+broken("hpr-all.json", "bad-problems.json", lambda d: d["items"][0].pop("verdict"))
+broken("hl-prober.json", "bad-links.json", lambda d: d["items"][0]["down"].pop("prober"))
+broken("hp-excl.json", "bad-path.json", lambda d: d["evs"][0]["denied"][0].pop("scope"))
+broken("hsum.json", "bad-summary.json", lambda d: d["planes"][1].pop("switches"))
+PY
+for b in problems:health-problems links:health-links path:health-path summary:health-summary; do
+    if conforms "${b#*:}.schema.json" "$tmp/bad-${b%%:*}.json"; then
+        fail "mrcctl/${b#*:}.schema.json takes a broken document (bad-${b%%:*}.json)"
+    else
+        pass "mrcctl/${b#*:}.schema.json refuses a broken document"
+    fi
+done
 
 # 7. bad arguments: exit 2 before anything is sent
 bad_args=(
@@ -392,6 +590,17 @@ bad_args=(
     "health path h3: h7:1"
     "health path h3:1:2 h7:1"
     "health path h3:1 h7:1 --plane 1"
+    "health summary extra"
+    "health summary --plane 0"
+    "health summary --state bad"
+    "health problems extra"
+    "health problems --state bad"
+    "health problems --switch p0-t1-0"
+    "health problems --plane x"
+    "health problems --plane"
+    "health problems --offset -1"
+    "health problems --limit 0"
+    "health problems --limit 1001"
     "--controller ftp://127.0.0.1/ deny ls"
     "--controller http://127.0.0.1:99999 deny ls"
     "--controller http:// deny ls"
@@ -409,6 +618,7 @@ bad_args=(
     "deny ls --token-file"
 )
 before=$failures
+i=0
 for a in "${bad_args[@]}"; do
     # shellcheck disable=SC2086
     op $a
@@ -419,13 +629,13 @@ for a in "${bad_args[@]}"; do
     fi
     # shellcheck disable=SC2086
     op --json $a
-    cp "$tmp/out" "$tmp/e-args.json" # ajv takes a file's format from its name
-    if [ $rc = 2 ] && conforms error.schema.json "$tmp/e-args.json"; then
-        :
-    else
-        fail "mrcctl --json $a: exit $rc, want 2 and an error document: $(cat "$tmp/out")"
-    fi
+    i=$((i + 1))
+    # checked against the schema below, in one ajv run (ajv takes a file's format from its name)
+    cp "$tmp/out" "$tmp/e-args$i.json"
+    [ $rc = 2 ] || fail "mrcctl --json $a: exit $rc, want 2 and an error document: $(cat "$tmp/out")"
 done
+conforms error.schema.json "$tmp"/e-args*.json ||
+    fail "mrcctl --json with bad arguments: not an error document (e-argsN.json, the Nth case): $(head -c 600 "$tmp/ajv.log")"
 if [ "$failures" = "$before" ]; then
     pass "bad arguments: exit 2, one line, an error document with --json (${#bad_args[@]} cases)"
 fi
@@ -441,7 +651,7 @@ op health links --limit 5000
 check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl health links: --limit 5000 is out of range (1 to 1000); see mrcctl health links --help" ]' "--limit past the API's page: refused before anything is sent"
 # --help and --version need neither a token nor a controller
 for a in "deny ls" "deny add" "deny rm" "deny check" "drain" "undrain" "health links" \
-    "health switch" "health path"; do
+    "health switch" "health path" "health summary" "health problems"; do
     # shellcheck disable=SC2086
     MRCFAB_CONTROLLER=http://127.0.0.1:1 run $a --help
     if [ $rc != 0 ] || ! head -1 "$tmp/out" | grep -q "^usage: mrcctl $a " || [ -s "$tmp/err" ]; then
@@ -460,7 +670,7 @@ cmp -s "$tmp/out" "$tmp/ls-before.json" && r2=0 || r2=1
 MRCFAB_CONTROLLER=http://127.0.0.1:1 run --controller http://127.0.0.1:2 health --json switch p0-t1-0 --token-file "$tmp/reader.token" --controller "$base"
 check '[ $r1 = 0 ] && [ $r2 = 0 ] && [ $rc = 0 ] && [ "$(json "d[\"switch\"]")" = p0-t1-0 ]' "the common options after the command, or between its words, as before it (the last one wins)"
 check_schema error.schema.json "the error documents" "$tmp/e403.json" "$tmp/e-notoken.json" \
-    "$tmp/e422.json" "$tmp/e-args.json"
+    "$tmp/e422.json" "$tmp/e-args1.json"
 
 # 8. the controller's URL: the flag wins over the environment; a trailing slash is fine
 MRCFAB_CONTROLLER=http://127.0.0.1:1 op --controller "$base/" deny ls
@@ -500,6 +710,11 @@ op --controller "http://127.0.0.1:$(cat "$tmp/fake.port")" deny ls
 check '[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "mrcctl: the store could not be read (HTTP 503)" ]' "a 5xx problem: exit 1, its sentence"
 op --controller "http://127.0.0.1:$(cat "$tmp/fake.port")" health switch p0-t1-0
 check '[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "mrcctl: the store could not be read (HTTP 503)" ] && [ ! -s "$tmp/out" ]' "health: a 5xx problem, exit 1"
+for a in summary problems; do
+    op --controller "http://127.0.0.1:$(cat "$tmp/fake.port")" --json health $a
+    cp "$tmp/out" "$tmp/e-5xx-$a.json"
+    check '[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "mrcctl: the store could not be read (HTTP 503)" ] && conforms error.schema.json "$tmp/e-5xx-$a.json"' "health $a: a 5xx problem, exit 1, an error document with --json"
+done
 t0=$(date +%s)
 op --controller "http://127.0.0.1:$(cat "$tmp/mute.port")" deny ls
 t=$(($(date +%s) - t0))
@@ -513,6 +728,16 @@ fakes+=($!)
 disown
 port2=$(ctl_port "$tmp/log2") || exit 1
 floor=(--controller "http://127.0.0.1:$port2")
+# a fabric nobody has reported on, with nothing denied: no data anywhere, nothing wrong
+reader "${floor[@]}" health problems
+check '[ $rc = 0 ] && [ "$(cat "$tmp/out")" = "nothing is wrong: no element is bad, degraded or denied" ]' "health problems with nothing wrong: says so"
+reader "${floor[@]}" health problems --plane 1
+check '[ $rc = 0 ] && [ "$(cat "$tmp/out")" = "nothing is wrong in plane 1: no element is bad, degraded or denied" ]' "health problems --plane with nothing wrong"
+reader "${floor[@]}" --json health problems
+cp "$tmp/out" "$tmp/hpr-none.json"
+check '[ $rc = 0 ] && [ "$(jw "d[\"total\"], d[\"offset\"], d[\"items\"]")" = "0 0 " ] && conforms health-problems.schema.json "$tmp/hpr-none.json"' "health problems --json with nothing wrong: an empty page, as its schema says"
+reader "${floor[@]}" health summary
+check '[ $rc = 0 ] && [ "$(sed -n 2p "$tmp/out" | sed "s/  */ /g")" = " 0 0 0 0 links 0 0 0 8" ] && [ "$(sed -n 4p "$tmp/out" | sed "s/  */ /g")" = " switches 0 0 0 6" ] && grep -q "^2 planes: 0 bad, 0 degraded, 0 denied (version h[0-9]*-d0)$" "$tmp/out"' "health summary of a fabric with no data"
 op "${floor[@]}" deny check p0-t1-0
 check '[ $rc = 0 ] && head -1 "$tmp/out" | grep -qx "denying p0-t1-0: 48 of 56 host pairs lose path capacity, 0 cut off, 0 below the floor of 50 %; the least left: 75.0 %" && tail -1 "$tmp/out" | grep -q "would take it"' "deny check: the blast radius, exit 0"
 op "${floor[@]}" --json deny check p0-t1-0 --scope both --from 2030-12-01T02:00:00Z --to 2030-12-01T04:00:00Z
@@ -550,6 +775,10 @@ check '[ $rc = 1 ] && conforms error.schema.json "$tmp/e-down.json" && [ "$(json
 op --json health path h3:1 h7:1
 cp "$tmp/out" "$tmp/e-down2.json"
 check '[ $rc = 1 ] && err_is "cannot reach the controller" && conforms error.schema.json "$tmp/e-down2.json"' "health with the controller down: exit 1, an error document"
+op health summary
+check '[ $rc = 1 ] && err_is "cannot reach the controller" && [ ! -s "$tmp/out" ]' "health summary with the controller down: exit 1"
+op health problems --plane 0
+check '[ $rc = 1 ] && err_is "cannot reach the controller" && [ ! -s "$tmp/out" ]' "health problems with the controller down: exit 1"
 MRCFAB_CONTROLLER=http://no-such-controller.invalid:8080 op undrain p0-t1-0
 check '[ $rc = 1 ] && err_is "cannot resolve"' "a controller name that does not resolve: exit 1"
 
