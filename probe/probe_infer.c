@@ -14,6 +14,7 @@
 /* A record's components: its links, their T0s, a T1 and the optic groups at both ends. */
 #define MAXCOMP 16
 #define NONE UINT32_MAX
+#define HOLD (UINT32_MAX - 1) /* container_due(): neither is named at this horizon */
 /* A record's thinning level: the trailing zero bits of its hash (kept at shift e iff >= e). */
 #define MAXLEV 40
 /* Records one horizon's greedy walks, in units of max_records: above it the horizon is thinned
@@ -26,6 +27,9 @@
 /* Horizons from this one on are long: one of them runs per evaluation, in turn (the 1-window
  * horizon every time), and the others repeat the selections of their last run. */
 #define LONGH 1
+/* Lost probes a component's rivals are counted over (own_evidence()): a sample of a dead link's
+ * tens of thousands of records shows its shares as well. */
+#define OWN_WALK 128
 
 /* A component key: type | plane | t0 | other, so a key orders by type, then plane. */
 static uint32_t key_make(unsigned type, unsigned plane, unsigned t0, unsigned other)
@@ -80,6 +84,9 @@ typedef struct comp_ent {
     uint32_t refined;   /* the horizon in which its device/links split was decided */
     uint64_t alt;
     uint32_t dev_won; /* the evaluation in which the device beat its links */
+    uint32_t first;   /* the horizon in which it was decided before a component under it */
+    uint32_t amb;     /* the horizon in which its loss off its worst cable was too little to
+                       * name it, and too much to give its loss to that cable's links */
 } comp_ent;
 
 /* The greedy's per-candidate state, apart from comp_ent so that the walks over lost-probe records,
@@ -99,11 +106,14 @@ typedef struct sel {
     uint64_t lost, sent;
     unsigned horizon;
     double llr, loss;
+    int ran; /* by a horizon run in this evaluation, not repeated from an earlier run */
 } sel;
 
 typedef struct vstate {
     sel ev;
     unsigned consec; /* consecutive evaluations selected */
+    unsigned runs;   /* of those, the evaluations in which a horizon that ran selected it */
+    int ran;
     unsigned healed_evals;
     int confirmed, selected;
     uint64_t since, last_seen;
@@ -125,6 +135,8 @@ struct probe_infer {
     uint64_t *hs[MAXH]; /* parallel to ents: running lost over each horizon, kept as windows
                          * enter and leave it (slot.inh) */
     uint64_t *thc;      /* parallel to ents: lost over a thinned horizon (scratch) */
+    uint64_t *own;      /* parallel to ents: own_evidence()'s call << 32 | probes shared */
+    uint32_t owncall;   /* own_evidence()'s calls (own's stamps) */
     uint64_t *cand;     /* bitmap over ents: candidates of the current horizon (fits in L2) */
     size_t capcand;
     size_t nent, capent;
@@ -346,6 +358,7 @@ void probe_infer_free(probe_infer *inf)
             free(inf->hs[h]);
         }
         free(inf->thc);
+        free(inf->own);
         free(inf->cand);
         free(inf->freelist);
         for (size_t p = 0; p < 32; p++) {
@@ -439,6 +452,7 @@ static int ents_reserve(probe_infer *inf, size_t need)
         rv |= resize((void **)&inf->keys, n, sizeof(*inf->keys));
         rv |= resize((void **)&inf->tot, n, sizeof(*inf->tot));
         rv |= resize((void **)&inf->thc, n, sizeof(*inf->thc));
+        rv |= resize((void **)&inf->own, n, sizeof(*inf->own));
         for (size_t h = 0; h < MAXH; h++) {
             rv |= resize((void **)&inf->hs[h], n, sizeof(*inf->hs[h]));
         }
@@ -489,6 +503,7 @@ static uint32_t ent_get(probe_infer *inf, uint32_t key)
     inf->inv_n[i] = 0;
     inf->tot[i] = 0;
     inf->thc[i] = 0;
+    inf->own[i] = 0;
     for (size_t h = 0; h < MAXH; h++) {
         inf->hs[h][i] = 0;
     }
@@ -1066,9 +1081,11 @@ static int sel_add(probe_infer *inf, const sel *v)
     int rv = 0;
     for (size_t i = 0; i < inf->nsel; i++) {
         if (inf->sels[i].key == v->key) {
+            int ran = inf->sels[i].ran | v->ran;
             if (v->llr > inf->sels[i].llr) {
                 inf->sels[i] = *v;
             }
+            inf->sels[i].ran = ran;
             goto out;
         }
     }
@@ -1154,7 +1171,7 @@ static int select_comp(probe_infer *inf, const horizon *hz, uint32_t idx)
         pass = llr(left, sent, p0) >= inf->cfg.tau_loo;
     }
     if (pass) {
-        sel v = {key, (uint64_t)lost, (uint64_t)(n + 0.5), hz->len, g, lost / n};
+        sel v = {key, (uint64_t)lost, (uint64_t)(n + 0.5), hz->len, g, lost / n, 1};
         rv = sel_add(inf, &v);
     }
     return rv;
@@ -1329,7 +1346,8 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int decide,
         }
         double n = (n1 - cable_n(&inf->cfg, dk, worst)) * hz->sum;
         double left = (double)(all - inf->lanes[worst]);
-        *pdrop = !(n > 0 && llr(left, n, p0_of(inf, dk)) >= inf->cfg.tau);
+        double g = n > 0 ? llr(left, n, p0_of(inf, dk)) : 0;
+        *pdrop = g >= inf->cfg.tau ? 0 : g >= inf->cfg.tau_loo ? 2 : 1;
     }
     double links = 0;
     size_t npass = 0;
@@ -1356,6 +1374,236 @@ static int refine(probe_infer *inf, const horizon *hz, uint32_t idx, int decide,
     }
 out:
     return rv;
+}
+
+/* The unexplained lost probes of entry |x| in horizon |hz|: a candidate's count, else (it
+ * could not pass tau) its lost probes over the horizon, explained or not. */
+static double horizon_work(const probe_infer *inf, const horizon *hz, uint32_t x)
+{
+    return inf->cand[x >> 6] >> (x & 63) & 1 ? (double)inf->hot[x].work : (double)hz->cnt[x];
+}
+
+/*
+ * Whether component |rk| is a rival explanation of component |ck|'s lost probes: any other
+ * component but one over |ck| (a T0 over its links and optic groups, a T1 and an optic group
+ * over their uplinks: decided first, container_due()) or under it (its links, a T0's optic
+ * groups: its refinement weighs them).
+ */
+static int rival(const probe_infer_cfg *c, uint32_t ck, uint32_t rk)
+{
+    unsigned ct = ck >> 29, rt = rk >> 29;
+    if (((ck ^ rk) >> 24 & 31) != 0) {
+        return 1;
+    }
+    if (ct <= PROBE_COMP_T1_T0 && rt >= PROBE_COMP_T0) {
+        return !link_under(c, rk, ck);
+    }
+    if (rt <= PROBE_COMP_T1_T0 && ct >= PROBE_COMP_T0) {
+        return !link_under(c, ck, rk);
+    }
+    if (ct == PROBE_COMP_OPTIC && rt == PROBE_COMP_T0) {
+        return ((ck ^ rk) >> 12 & 4095) != 0;
+    }
+    if (ct == PROBE_COMP_T0 && rt == PROBE_COMP_OPTIC) {
+        return ((ck ^ rk) >> 12 & 4095) != 0;
+    }
+    return 1;
+}
+
+/*
+ * Component |idx| is the strongest candidate: its evidence must be its own (docs/prober.md
+ * §5.4). Its rivals are the components on its unexplained lost probes (rival()), a link's
+ * counted as a cable (both directions; a link's own reverse direction on its own). Against each
+ * rival that shares enough of its lost probes, it must either still pass tau without them (it
+ * is needed beside the rival: two faults), or gain tau_loo more than the rival (as many losses
+ * on fewer probes, against the rival's losses elsewhere); otherwise it waits (clears |*pown|):
+ * the rival explains its evidence as well or better, or the two cannot be told apart at this
+ * horizon. The greedy's gain alone does not tell them apart: a host port losing 0.5 % one way
+ * loses a handful of probes in a few windows, and when all of them went via one T1 that uplink
+ * (fewer probes through it, so a higher rate) outscored the port by a fraction of a nat on the
+ * very same probes and was named; a far T0's uplink or host port, or another T0, whose probes
+ * crossed a lossy T0 likewise; on the lab, where a T0's two uplinks are one optic group, a T0
+ * whose loss fell on one host port's cable had that group named.
+ */
+static int own_evidence(probe_infer *inf, const horizon *hz, uint32_t idx, int *pown)
+{
+    int rv = 0;
+    size_t nt = 0;
+    uint32_t key = inf->ents[idx].key,
+             own = key >> 29 <= PROBE_COMP_T1_T0 ? key & ~(1u << 29) : NONE;
+    double work = inf->hot[idx].work, n = comp_n(&inf->cfg, key) * hz->sum, walked = 0;
+    uint32_t call = ++inf->owncall;
+    if (call == 0) {
+        /* the stamps wrapped: none may match a new one */
+        memset(inf->own, 0, inf->nent * sizeof(*inf->own));
+        call = ++inf->owncall;
+    }
+    *pown = 1;
+    /* the newest windows first, up to OWN_WALK records: the shares are the paths', the same in
+     * every window, and a window's records come in the order of their hash (a uniform sample) */
+    for (unsigned i = 0; i < hz->len && walked < OWN_WALK; i++) {
+        slot *s = hz->s[i];
+        if (!s) {
+            continue;
+        }
+        for (size_t o = occ_first(s, idx);
+             o < s->nocc && s->occ[o] >> 32 == idx && walked < OWN_WALK; o++) {
+            uint32_t r = (uint32_t)s->occ[o], seen[6];
+            unsigned nseen = 0;
+            if (s->lvl[r] < hz->thin) {
+                break;
+            }
+            if (s->expl[r] == inf->stamp) {
+                continue;
+            }
+            walked += s->rl[r];
+            for (uint32_t j = s->roff[r]; j < s->roff[r + 1]; j++) {
+                uint32_t c = s->rc[j], ck, m = 0;
+                if (c == idx || !(inf->cand[c >> 6] >> (c & 63) & 1) ||
+                    !rival(&inf->cfg, key, ck = inf->keys[c])) {
+                    continue;
+                }
+                if (ck >> 29 <= PROBE_COMP_T1_T0 && (ck & ~(1u << 29)) != own) {
+                    /* a record over both directions of a cable (a bounce) counts for it once */
+                    uint32_t cab = ck & ~(1u << 29);
+                    while (m < nseen && seen[m] != cab) {
+                        m++;
+                    }
+                    if (m < nseen) {
+                        continue;
+                    }
+                    seen[nseen++] = cab;
+                }
+                if (inf->own[c] >> 32 != call) {
+                    inf->own[c] = (uint64_t)call << 32;
+                    rv = grow((void **)&inf->scratch, &inf->capscratch, nt + 1,
+                              sizeof(*inf->scratch));
+                    if (rv != 0) {
+                        goto out;
+                    }
+                    inf->scratch[nt++] = c;
+                }
+                inf->own[c] += s->rl[r];
+            }
+        }
+    }
+    /* a cable's records are counted on one direction or the other: their sum is the cable's
+     * (the reverse direction of a link is a rival of its own). A rival can leave the component
+     * below tau only if it shares more than |need| of its lost probes, a cable only if one of its
+     * directions has half of that */
+    double p0 = p0_of(inf, key), g = llr(work, n, p0), scale = walked > 0 ? work / walked : 1;
+    double lo = 0, hi = work;
+    while (hi - lo > 0.5) {
+        double mid = (lo + hi) / 2;
+        *(llr(mid, n, p0) >= inf->cfg.tau ? &hi : &lo) = mid;
+    }
+    double need = (work - hi) / scale;
+    for (size_t i = 0; i < nt && *pown; i++) {
+        uint32_t x = inf->scratch[i], xk = inf->keys[x];
+        int cable = xk >> 29 <= PROBE_COMP_T1_T0 && (xk & ~(1u << 29)) != own;
+        double shared = (double)(inf->own[x] & UINT32_MAX);
+        if (shared < (cable ? need / 2 : need)) {
+            continue;
+        }
+        double rn = comp_n(&inf->cfg, xk) * hz->sum, rw = horizon_work(inf, hz, x);
+        double gr = llr(rw, rn, p0);
+        if (cable) {
+            uint32_t rev = ent_find(inf, xk ^ 1u << 29);
+            double rw2 = rev != NONE ? horizon_work(inf, hz, rev) : 0;
+            if (rev != NONE && inf->own[rev] >> 32 == call) {
+                shared += (double)(inf->own[rev] & UINT32_MAX);
+            }
+            /* the cable's best: either direction, or both (their bounces counted twice) */
+            gr = fmax(gr, fmax(llr(rw2, rn, p0), llr(rw + rw2, 2 * rn, p0)));
+        }
+        shared *= scale;
+        /* without what the rival shares it must still pass tau (it is needed beside the
+         * rival), or explain the shared part better than the rival by tau_loo (its gain on
+         * fewer probes for as many losses, less the rival's evidence elsewhere); otherwise the
+         * rival explains it as well or better, or the two cannot be told apart yet */
+        *pown = llr(work - shared, n, p0) >= inf->cfg.tau || g - gr >= inf->cfg.tau_loo;
+    }
+out:
+    return rv;
+}
+
+/*
+ * The device or optic group over link or optic group |key| (the top of the heap, gaining |g|)
+ * that must be decided first, or NONE: the candidate over it with the largest gain, if that
+ * gain passes tau and comes within tau_loo of |g| (and the device is not below the reporting
+ * floor), not yet decided so in this horizon. The component under a device has every lost probe
+ * of it that the device has, on fewer probes: when the device's own losses elsewhere make up
+ * for that, the two explain the evidence about as well, and the device's refinement (its cables,
+ * then it against its links) is what tells them apart. A T0 losing 0.3 % on each of its links
+ * otherwise had one of its host ports, luckier in a few windows, named before it.
+ */
+static uint32_t container_due(probe_infer *inf, const horizon *hz, uint32_t key, double g,
+                              double *pg)
+{
+    uint32_t type = key >> 29, plane = key >> 24 & 31, t0 = key >> 12 & 4095, o = key & 4095;
+    uint32_t over[3], nover = 0, best = NONE;
+    double gbest = 0;
+    if (type == PROBE_COMP_T0 || type == PROBE_COMP_T1) {
+        return NONE;
+    }
+    over[nover++] = key_make(PROBE_COMP_T0, plane, t0, 0);
+    if (type == PROBE_COMP_T0_T1 || type == PROBE_COMP_T1_T0) {
+        over[nover++] = key_make(PROBE_COMP_T1, plane, 0, o);
+        over[nover++] = key_make(PROBE_COMP_OPTIC, plane, t0, o / inf->cfg.optic_group);
+    }
+    for (unsigned i = 0; i < nover; i++) {
+        uint32_t d = ent_find(inf, over[i]);
+        if (d == NONE || !(inf->cand[d >> 6] >> (d & 63) & 1)) {
+            continue;
+        }
+        double n = comp_n(&inf->cfg, over[i]) * hz->sum, w = inf->hot[d].work;
+        double gd = llr(w, n, p0_of(inf, over[i]));
+        if (gd < inf->cfg.tau || gd < g - inf->cfg.tau_loo || w < inf->cfg.floor_loss * n) {
+            continue;
+        }
+        if (inf->ents[d].amb == inf->stamp) {
+            return HOLD;
+        }
+        if (inf->ents[d].first != inf->stamp && gd > gbest) {
+            best = d;
+            gbest = gd;
+        }
+    }
+    if (best != NONE) {
+        inf->ents[best].first = inf->stamp;
+        *pg = gbest;
+    }
+    return best;
+}
+
+/*
+ * The loss of the device or optic group over link or optic group |key| that the last
+ * evaluation selected (the largest if several), or 0. Probes under a lossy device lose at its
+ * rate whatever their link: a link under it is named only if it loses more than that, which a
+ * short horizon's luck does not show (a T0 losing 0.3 % on every link had its loss of two
+ * windows fall on one host port's cable, and that cable named beside the T0).
+ */
+static double device_loss(const probe_infer *inf, uint32_t key)
+{
+    double most = 0;
+    unsigned type = key >> 29;
+    if (type == PROBE_COMP_T0 || type == PROBE_COMP_T1) {
+        return 0;
+    }
+    for (size_t i = 0; i < inf->nvs; i++) {
+        const vstate *v = &inf->vs[i];
+        uint32_t dk = v->ev.key;
+        unsigned dt = dk >> 29;
+        if (!v->selected || dt < PROBE_COMP_T0 || dk == key || ((dk ^ key) >> 24 & 31) != 0) {
+            continue;
+        }
+        int over = type <= PROBE_COMP_T1_T0 ? link_under(&inf->cfg, dk, key)
+                                            : dt == PROBE_COMP_T0 && ((dk ^ key) >> 12 & 4095) == 0;
+        if (over && v->ev.loss > most) {
+            most = v->ev.loss;
+        }
+    }
+    return most;
 }
 
 /* The lazy greedy of one horizon (docs/prober.md §5.4). */
@@ -1451,6 +1699,31 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
              * lossy links under it, which stay candidates */
             continue;
         }
+        /* a device over it about as strong is decided first (docs/prober.md §5.5) */
+        double gd;
+        uint32_t d = container_due(inf, hz, key, g, &gd);
+        if (d == HOLD) {
+            /* that device's loss is neither clearly its own nor one cable's: neither it nor
+             * this component is named at this horizon */
+            continue;
+        }
+        if (d != NONE) {
+            /* this one waits in the heap */
+            rv = heap_push(inf, g, top.idx);
+            if (rv != 0) {
+                goto out;
+            }
+            top = (heap_ent){gd, d, inf->keys[d]};
+            key = top.key;
+            c = &inf->hot[d];
+            n = comp_n(&inf->cfg, key) * hz->sum;
+            g = gd;
+        }
+        /* under a device the last evaluation selected, the device's loss is its background */
+        double dl = device_loss(inf, key);
+        if (dl > 0 && llr((double)c->work, n, p0_of(inf, key) + dl) < inf->cfg.tau) {
+            continue;
+        }
         /* a device that beat its links at a shorter horizon of this evaluation keeps the
          * verdict at longer ones (more data only widens the device's penalty margin); one
          * whose links won in this horizon is popped again with what they left, which must
@@ -1462,6 +1735,9 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
             rv = refine(inf, hz, top.idx, decide, &drop, &links);
             if (rv != 0) {
                 goto out;
+            }
+            if (drop == 2) {
+                e->amb = inf->stamp;
             }
             if (drop) {
                 continue;
@@ -1480,6 +1756,15 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
                 e->dev_won = inf->evalno;
             }
         }
+        /* and its evidence must be its own, not as well another component's (§5.4) */
+        int own;
+        rv = own_evidence(inf, hz, top.idx, &own);
+        if (rv != 0) {
+            goto out;
+        }
+        if (!own) {
+            continue;
+        }
         rv = select_comp(inf, hz, top.idx);
         if (rv != 0) {
             goto out;
@@ -1492,9 +1777,33 @@ out:
     return rv;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The lost probes of T1 entry |e| over the windows of |hz| on paths through none of the entries
+ * marked in inf->cand. */
+static double t1_unmarked(const probe_infer *inf, const horizon *hz, uint32_t e)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    double n = 0;
+    for (unsigned i = 0; i < hz->len; i++) {
+        const slot *s = hz->s[i];
+        for (size_t o = s ? occ_first(s, e) : 0; s && o < s->nocc && s->occ[o] >> 32 == e; o++) {
+            uint32_t r = (uint32_t)s->occ[o], j = s->roff[r];
+            while (j < s->roff[r + 1] && !(inf->cand[s->rc[j] >> 6] >> (s->rc[j] & 63) & 1)) {
+                j++;
+            }
+            n += j == s->roff[r + 1] ? s->rl[r] : 0;
+        }
+    }
+    return n;
+}
+
+/* Counts to pair with their T1 (qsort). */
+typedef struct t1count {
+    double n;
+    uint32_t ent;
+} t1count;
+
+static int cmp_t1count(const void *a, const void *b)
+{
+    double x = ((const t1count *)a)->n, y = ((const t1count *)b)->n;
     return x < y ? -1 : x > y;
 }
 
@@ -1502,17 +1811,26 @@ static int cmp_double(const void *a, const void *b)
  * The background loss per probe of each plane: the (lower) median per-T1 loss of that plane
  * over the longest horizon (most T1s are healthy), floored. Planes are estimated apart: their
  * backgrounds differ, and a plane whose losses are not fed to this state must not pull the
- * others' median to zero. A failing T0, host link or optic group is not confined to one T1: it
- * lifts every T1 of its plane alike, which no median removes, so the share the previous
- * evaluation's selections explain is taken off first (a selected T1 or T0-T1 link touches few
- * T1s and the median ignores it).
+ * others' median to zero. A failing T0 or host port is not confined to one T1: it lifts every
+ * T1 of its plane alike, which no median removes, so the T1s around the median are counted
+ * without the paths through the host ports and T0s the previous evaluation selected, nor
+ * through a host port that loses well above the background (the last estimate, or the raw
+ * median if lower), selected or not: a fault not selected yet must not raise the background,
+ * or on a small fabric (the lab's two T1s) a host port losing 0.3 % lifts both T1s to a tenth
+ * of its own rate, a T0 to half of it, and against that background they are never selected.
+ * Every path through a T0 crosses one of its host ports, so a T0 that loses shows on them.
+ * A host port carries too few probes for a rise of the whole plane's background to make it
+ * stand out, so the last estimate does not hold the background down. (A selected T1 or
+ * T0-T1 link touches few T1s and the median ignores it.)
  */
 static int estimate_p0(probe_infer *inf, const horizon *hz)
 {
     int rv = 0;
-    unsigned nt1 = inf->cfg.nt1;
-    double *rate = NULL, off[32] = {0};
-    for (unsigned p = 0; p < inf->cfg.planes; p++) {
+    unsigned nt1 = inf->cfg.nt1, planes = inf->cfg.planes;
+    t1count *cnt = NULL;
+    double raw[32], last[32];
+    for (unsigned p = 0; p < planes; p++) {
+        last[p] = inf->p0[p];
         inf->p0[p] = inf->cfg.p0 > 0 ? inf->cfg.p0 : inf->cfg.p0_floor;
     }
     /* the running sums (exact even where the horizon's walks are thinned) */
@@ -1520,42 +1838,72 @@ static int estimate_p0(probe_infer *inf, const horizon *hz)
     if (inf->cfg.p0 > 0 || probes <= 0) {
         goto out;
     }
-    rate = malloc(nt1 * sizeof(*rate));
-    if (!rate) {
+    cnt = malloc(nt1 * sizeof(*cnt));
+    rv = grow((void **)&inf->cand, &inf->capcand, (inf->nent + 63) / 64 + 1, sizeof(*inf->cand));
+    if (!cnt || rv != 0) {
         rv = -ENOMEM;
         goto out;
     }
-    for (size_t k = 0; k < inf->nsel; k++) {
-        const sel *v = &inf->sels[k];
-        unsigned type = v->key >> 29, p = v->key >> 24 & 31;
-        if (type == PROBE_COMP_NIC_T0 || type == PROBE_COMP_T0_NIC) {
-            /* a host port's probes through one T1 per window */
-            off[p] += v->loss * inf->cfg.n_up / inf->cfg.nports;
-        } else if (type == PROBE_COMP_T0) {
-            /* a T0's probes through one T1 per window, as an optic lane counts them */
-            off[p] += v->loss * inf->cfg.n_optic / inf->cfg.optic_group;
-        }
-    }
-    for (unsigned p = 0; p < inf->cfg.planes; p++) {
-        int any = 0;
+    for (unsigned p = 0; p < planes; p++) {
         for (unsigned t = 0; t < nt1; t++) {
             uint32_t e = ent_find(inf, key_make(PROBE_COMP_T1, p, 0, t));
-            rate[t] = e != NONE ? (double)inf->hs[hz->h][e] : 0;
-            any |= rate[t] > 0;
+            cnt[t] = (t1count){e != NONE ? (double)inf->hs[hz->h][e] : 0, e};
         }
-        if (!any) {
-            continue;
-        }
-        qsort(rate, nt1, sizeof(*rate), cmp_double);
+        qsort(cnt, nt1, sizeof(*cnt), cmp_t1count);
         /* the lower median: of two T1s (the lab) the upper one is the T1 of a lossy uplink,
          * whose loss would become the background and its verdict "healed" while it loses */
-        double q = (rate[(nt1 - 1) / 2] - off[p] * hz->sum0) / probes;
+        raw[p] = cnt[(nt1 - 1) / 2].n / probes;
+    }
+    /* the paths left out: through what the last evaluation selected, and through a host port
+     * well above the raw background (cand marks them, as run_horizon() resets it) */
+    memset(inf->cand, 0, ((inf->nent + 63) / 64 + 1) * sizeof(*inf->cand));
+    size_t marked = 0;
+    for (size_t k = 0; k < inf->nsel; k++) {
+        unsigned type = inf->sels[k].key >> 29;
+        uint32_t e = ent_find(inf, inf->sels[k].key);
+        if (e != NONE && (type <= PROBE_COMP_T0_NIC || type == PROBE_COMP_T0)) {
+            inf->cand[e >> 6] |= 1ull << (e & 63);
+            marked++;
+        }
+    }
+    double n = inf->cfg.n_nic * hz->sum0;
+    for (size_t e = 0; e < inf->nent; e++) {
+        uint32_t key = inf->keys[e];
+        uint64_t l = inf->hs[hz->h][e];
+        if (l < 2 || key >> 29 > PROBE_COMP_T0_NIC) {
+            continue;
+        }
+        unsigned p = key >> 24 & 31;
+        double q = raw[p] < last[p] ? raw[p] : last[p];
+        if (llr((double)l, n, q > inf->cfg.p0_floor ? q : inf->cfg.p0_floor) >= inf->cfg.tau) {
+            inf->cand[e >> 6] |= 1ull << (e & 63);
+            marked++;
+        }
+    }
+    for (unsigned p = 0; p < planes; p++) {
+        for (unsigned t = 0; t < nt1; t++) {
+            uint32_t e = ent_find(inf, key_make(PROBE_COMP_T1, p, 0, t));
+            cnt[t] = (t1count){e != NONE ? (double)inf->hs[hz->h][e] : 0, e};
+        }
+        qsort(cnt, nt1, sizeof(*cnt), cmp_t1count);
+        /* the T1s around the median counted again without those paths, which take off about
+         * as much from each T1 (a host port's probes spread over all), so the median stays
+         * among them */
+        unsigned mid = (nt1 - 1) / 2, from = mid >= 2 ? mid - 2 : 0,
+                 to = mid + 2 < nt1 ? mid + 2 : nt1 - 1;
+        for (unsigned t = from; t <= to && marked > 0; t++) {
+            if (cnt[t].ent != NONE && cnt[t].n > 0) {
+                cnt[t].n = t1_unmarked(inf, hz, cnt[t].ent);
+            }
+        }
+        qsort(cnt + from, to - from + 1, sizeof(*cnt), cmp_t1count);
+        double q = cnt[mid].n / probes;
         if (q > inf->p0[p]) {
             inf->p0[p] = q;
         }
     }
 out:
-    free(rate);
+    free(cnt);
     return rv;
 }
 
@@ -1616,7 +1964,9 @@ static int run_horizons(probe_infer *inf, horizon *hzs, unsigned nh)
     }
     for (unsigned h = LONGH; h < nh && rv == 0; h++) {
         for (size_t k = 0; k < inf->nhsel[h] && rv == 0; k++) {
-            rv = sel_add(inf, &inf->hsel[h][k]);
+            sel v = inf->hsel[h][k];
+            v.ran = h == due;
+            rv = sel_add(inf, &v);
         }
     }
 out:
@@ -1628,6 +1978,7 @@ static int vstate_update(probe_infer *inf, uint64_t window)
     int rv = 0;
     for (size_t i = 0; i < inf->nvs; i++) {
         inf->vs[i].selected = 0;
+        inf->vs[i].ran = 0;
     }
     for (size_t k = 0; k < inf->nsel; k++) {
         size_t i = 0;
@@ -1644,14 +1995,18 @@ static int vstate_update(probe_infer *inf, uint64_t window)
         }
         inf->vs[i].ev = inf->sels[k];
         inf->vs[i].selected = 1;
+        inf->vs[i].ran = inf->sels[k].ran;
         inf->vs[i].last_seen = window;
     }
     unsigned hw = inf->cfg.heal_windows;
     size_t kept = 0;
     for (size_t i = 0; i < inf->nvs; i++) {
         vstate *v = &inf->vs[i];
+        /* a long horizon's selection repeated until its next run is one look, not several:
+         * confirmation counts the evaluations whose own runs selected it */
         v->consec = v->selected ? v->consec + 1 : 0;
-        if (!v->confirmed && v->consec >= inf->cfg.confirm) {
+        v->runs = v->selected ? v->runs + (v->ran != 0) : 0;
+        if (!v->confirmed && v->runs >= inf->cfg.confirm) {
             v->confirmed = 1;
             v->since = window;
         }
