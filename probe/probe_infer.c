@@ -888,6 +888,24 @@ out:
 
 /* ---- evaluation ---- */
 
+/* The fewest lost probes (2 at least) of |n| that score |tau| against background |p0|. */
+static uint64_t least_passing(double n, double p0, double tau)
+{
+    uint64_t lo = 2, hi = 2;
+    while (hi < (uint64_t)n + 2 && llr((double)hi, n, p0) < tau) {
+        hi *= 2;
+    }
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (llr((double)mid, n, p0) >= tau) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
 /* Probes a component of |key|'s class carries per window. */
 static double comp_n(const probe_infer_cfg *c, uint32_t key)
 {
@@ -1537,8 +1555,8 @@ out:
  * then it against its links) is what tells them apart. A T0 losing 0.3 % on each of its links
  * otherwise had one of its host ports, luckier in a few windows, named before it.
  */
-static uint32_t container_due(probe_infer *inf, const horizon *hz, uint32_t key, double g,
-                              double *pg)
+static uint32_t container_due(probe_infer *inf, const horizon *hz, const uint64_t *lmin,
+                              uint32_t key, double g, double *pg)
 {
     uint32_t type = key >> 29, plane = key >> 24 & 31, t0 = key >> 12 & 4095, o = key & 4095;
     uint32_t over[3], nover = 0, best = NONE;
@@ -1553,7 +1571,8 @@ static uint32_t container_due(probe_infer *inf, const horizon *hz, uint32_t key,
     }
     for (unsigned i = 0; i < nover; i++) {
         uint32_t d = ent_find(inf, over[i]);
-        if (d == NONE || !(inf->cand[d >> 6] >> (d & 63) & 1)) {
+        if (d == NONE || !(inf->cand[d >> 6] >> (d & 63) & 1) ||
+            inf->hot[d].work < lmin[over[i] >> 29]) {
             continue;
         }
         double n = comp_n(&inf->cfg, over[i]) * hz->sum, w = inf->hot[d].work;
@@ -1623,20 +1642,8 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
      * most components with loss are far below it, can never pass (their count only falls) and
      * so are no candidates at all: this spares them a logarithm and the greedy's walks */
     for (unsigned t = 0; t < PROBE_COMP_TYPES; t++) {
-        double n = comp_n(&inf->cfg, (uint32_t)t << 29) * hz->sum;
-        uint64_t lo = 2, hi = 2;
-        while (hi < (uint64_t)n + 2 && llr((double)hi, n, p0min) < inf->cfg.tau) {
-            hi *= 2;
-        }
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (llr((double)mid, n, p0min) >= inf->cfg.tau) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lmin[t] = lo;
+        lmin[t] =
+            least_passing(comp_n(&inf->cfg, (uint32_t)t << 29) * hz->sum, p0min, inf->cfg.tau);
     }
     size_t nw = (inf->nent + 63) / 64;
     rv = grow((void **)&inf->cand, &inf->capcand, nw + 1, sizeof(*inf->cand));
@@ -1701,7 +1708,7 @@ static int run_horizon(probe_infer *inf, const horizon *hz)
         }
         /* a device over it about as strong is decided first (docs/prober.md §5.5) */
         double gd;
-        uint32_t d = container_due(inf, hz, key, g, &gd);
+        uint32_t d = container_due(inf, hz, lmin, key, g, &gd);
         if (d == HOLD) {
             /* that device's loss is neither clearly its own nor one cable's: neither it nor
              * this component is named at this horizon */
@@ -1866,16 +1873,17 @@ static int estimate_p0(probe_infer *inf, const horizon *hz)
             marked++;
         }
     }
+    /* the fewest lost probes of a host port that pass tau against that background */
     double n = inf->cfg.n_nic * hz->sum0;
+    uint64_t least[32];
+    for (unsigned p = 0; p < planes; p++) {
+        double q = fmax(fmin(raw[p], last[p]), inf->cfg.p0_floor);
+        least[p] = least_passing(n, q, inf->cfg.tau);
+    }
     for (size_t e = 0; e < inf->nent; e++) {
         uint32_t key = inf->keys[e];
         uint64_t l = inf->hs[hz->h][e];
-        if (l < 2 || key >> 29 > PROBE_COMP_T0_NIC) {
-            continue;
-        }
-        unsigned p = key >> 24 & 31;
-        double q = raw[p] < last[p] ? raw[p] : last[p];
-        if (llr((double)l, n, q > inf->cfg.p0_floor ? q : inf->cfg.p0_floor) >= inf->cfg.tau) {
+        if (l >= 2 && key >> 29 <= PROBE_COMP_T0_NIC && l >= least[key >> 24 & 31]) {
             inf->cand[e >> 6] |= 1ull << (e & 63);
             marked++;
         }
