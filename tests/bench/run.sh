@@ -13,17 +13,17 @@ usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
   bench_probe_eval, bench_mrc.sh, bench_sim.sh, bench_controller.sh and, as root,
-  bench_agent.sh (a lab; reported skipped otherwise). Each prints its figures beside its
-  targets; the targets are judged by a reader, not here (docs/benchmarks.md). Fails when a
-  benchmark fails to run, prints none of the figures it owes, or when a bench_* script or
-  program of tests/bench is not one this script knows.
+  bench_agent.sh and bench_localize.sh (a lab each; reported skipped otherwise). Each prints
+  its figures beside its targets; the targets are judged by a reader, not here
+  (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
+  owes, or when a bench_* script or program of tests/bench is not one this script knows.
 
-  --smoke       each at a small size and for a short time (all of them: about 3 minutes on
+  --smoke       each at a small size and for a short time (all of them: about 5 minutes on
                 2 cores): a check that every benchmark still runs
   -h, --help    print this help and exit
 
-  environment: BENCH_LAB_PREFIX, BENCH_LAB_DIR (bench_agent.sh's -p and -l: the lab's
-  namespace prefix and folder)
+  environment: BENCH_LAB_PREFIX, BENCH_LAB_DIR (bench_agent.sh's and bench_localize.sh's -p
+  and -l: the lab's namespace prefix and folder)
 
 exit status: 0 every benchmark ran, 1 one did not, 2 bad input
 USAGE
@@ -115,6 +115,16 @@ bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \
 ^\[0\] mrc-perf lat p50 one-way \([a-z]+ CPU\), us +[0-9.]+'
 cmd_full[bench_agent.sh]="$here/bench_agent.sh -b $bin $lab_opts"
 cmd_smoke[bench_agent.sh]="$here/bench_agent.sh --smoke -b $bin $lab_opts"
+
+bench bench_localize.sh 1 "" \
+    '^host-up +[0-9]+ +[0-9]+ +[0-9.]+ % +[0-9.]+ %
+^host-down +[0-9]+ +[0-9]+ +[0-9.]+ % +[0-9.]+ %
+^t0t1-up +[0-9]+ +[0-9]+ +[0-9.]+ % +[0-9.]+ %
+^t0t1-down +[0-9]+ +[0-9]+ +[0-9.]+ % +[0-9.]+ %
+^switch +[0-9]+ +[0-9]+ +[0-9.]+ % +[0-9.]+ %
+^runs naming an element that was not faulty: [0-9]+'
+cmd_full[bench_localize.sh]="$here/bench_localize.sh -b $bin $lab_opts"
+cmd_smoke[bench_localize.sh]="$here/bench_localize.sh --smoke -b $bin $lab_opts"
 
 # --- nothing unknown ----------------------------------------------------------------------
 # A benchmark added to tests/bench and not here would never run: each bench_*.sh and each
