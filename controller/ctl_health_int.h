@@ -318,6 +318,8 @@ static inline double loss_rate(const dirview *v)
 
 /* A direction's state from the agents' evidence (T0-T1 links need |min_sources| reporters). */
 int ctl_health_judge(const ctl_health *h, const dirstat *d, int64_t now, unsigned min_sources);
+/* A link's loss: the worst of its directions' by each source (agents, prober) on its own. */
+double ctl_health_link_loss(const ctl_health *h, uint64_t l, int64_t now);
 /* A state from a count of probes sent and lost on one element: its own loss. */
 int ctl_health_judge_own(uint64_t sent, uint64_t lost, unsigned bad_evs);
 /* Direction |di|'s measured state: the worst of the agents' and the prober's. */

@@ -178,12 +178,7 @@ void ctl_health_element_text(util_buf *b, ctl_health *h, uint64_t l, uint32_t sw
         st = h->st[l];
         measured = worst(h->dst[l] & 3, h->dst[l] >> 2 & 3);
         kind = host != FAB_NONE ? "host_port" : "link";
-        for (unsigned d = 0; d < 2; d++) {
-            dirview dv = dir_view(h, &h->links[l].dir[d], now);
-            probeview pv = ctl_health_probe_view(h, 2 * l + d, now);
-            double r = rate_of(dv.sent + pv.sent, dv.lost + pv.lost);
-            loss = r > loss ? r : loss;
-        }
+        loss = ctl_health_link_loss(h, l, now);
     }
     util_buf_lit(b, "{\"element\":");
     util_buf_json_str(b, name);
@@ -195,6 +190,12 @@ void ctl_health_element_text(util_buf *b, ctl_health *h, uint64_t l, uint32_t sw
     util_buf_lit(b, ",\"verdict\":");
     ctl_health_verdict_text(b, v);
     util_buf_lit(b, "}");
+}
+
+/* Direction |di|'s state now: what it measured, raised to what names it. */
+static int dir_now(const ctl_health *h, uint64_t di, int64_t now)
+{
+    return worst(ctl_health_measured(h, di, now), ctl_health_named(h, di, FAB_NONE));
 }
 
 static json_object *link_item(ctl_health *h, uint64_t l, int64_t now, int *pst)
@@ -552,7 +553,7 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
             continue;
         }
         for (unsigned j = 0; j < h->nt1[p] && (a != b || j == 0); j++) {
-            int st, s;
+            int st;
             json_object *ev = json_object_new_object(), *hops = json_object_new_array();
             json_object_object_add(ev, "plane", json_object_new_int((int)p));
             if (a != b) {
@@ -561,17 +562,18 @@ json_object *ctl_health_path(ctl_health *h, uint32_t src, uint32_t dst, int64_t 
                 json_object_object_add(ev, "ev",
                                        json_object_new_int64(fab_ev_make(h->plan, p, j, 0)));
             }
-            json_object_array_add(hops, link_item(h, nic_index(h, src, p), now, &st));
+            /* the EV's state is the directions it crosses, not their links' worse one */
+            json_object_array_add(hops, link_item(h, nic_index(h, src, p), now, NULL));
+            st = dir_now(h, 2 * nic_index(h, src, p), now);
             if (a != b) {
                 uint64_t la = h->base[p] + (uint64_t)a * h->nt1[p] + j;
                 uint64_t lb = h->base[p] + (uint64_t)b * h->nt1[p] + j;
-                json_object_array_add(hops, link_item(h, la, now, &s));
-                st = worst(st, s);
-                json_object_array_add(hops, link_item(h, lb, now, &s));
-                st = worst(st, s);
+                json_object_array_add(hops, link_item(h, la, now, NULL));
+                json_object_array_add(hops, link_item(h, lb, now, NULL));
+                st = worst(st, worst(dir_now(h, 2 * la, now), dir_now(h, 2 * lb + 1, now)));
             }
-            json_object_array_add(hops, link_item(h, nic_index(h, dst, p), now, &s));
-            st = worst(st, s);
+            json_object_array_add(hops, link_item(h, nic_index(h, dst, p), now, NULL));
+            st = worst(st, dir_now(h, 2 * nic_index(h, dst, p) + 1, now));
             json_object_object_add(ev, "state", json_object_new_string(states[st]));
             ev_denials(h, src, dst, p, (unsigned)a, (unsigned)b, j, ev);
             json_object_object_add(ev, "hops", hops);

@@ -84,6 +84,17 @@ static const char *hop_state(json_object *hop)
     return hop ? mrcctl_member(hop, "state") : "-";
 }
 
+/* The state of the direction an EV crosses at hop column |k|: the source's port and its T0's
+ * uplink up, the far T0's link and the receiver's port down. */
+static const char *crossed_state(json_object *hop, int k)
+{
+    json_object *dir;
+    if (!hop || !json_object_object_get_ex(hop, k < 2 ? "up" : "down", &dir)) {
+        return "-";
+    }
+    return mrcctl_member(dir, "state");
+}
+
 /* The EV's excluding entries in a cell of at most |width| characters: "#12 (p0-t1-1,
  * operator: drain: ...)", cut with "..." (the footer names each in full); "-" for none. */
 static void excluded_text(json_object *ev, int width, char *dest, size_t destlen)
@@ -149,7 +160,7 @@ static void print_path(json_object *doc, const char *from, const char *to, int p
         wst = mrcctl_width(wst, st);
         hops_of(ev, hop);
         for (int k = 0; k < 4; k++) {
-            wh[k] = mrcctl_width(wh[k], hop_state(hop[k]));
+            wh[k] = mrcctl_width(wh[k], crossed_state(hop[k], k));
         }
     }
     printf("%s -> %s: ", from, to);
@@ -185,8 +196,9 @@ static void print_path(json_object *doc, const char *from, const char *to, int p
         excluded_text(ev, budget, cell, sizeof(cell));
         printf("%5" PRId64 "  %-*s  %-10s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n",
                mrcctl_member_int(ev, "plane"), wt1, t1[0] ? t1 : "-", evtext, wst,
-               mrcctl_member(ev, "state"), wh[0], hop_state(hop[0]), wh[1], hop_state(hop[1]),
-               wh[2], hop_state(hop[2]), wh[3], hop_state(hop[3]), cell);
+               mrcctl_member(ev, "state"), wh[0], crossed_state(hop[0], 0), wh[1],
+               crossed_state(hop[1], 1), wh[2], crossed_state(hop[2], 2), wh[3],
+               crossed_state(hop[3], 3), cell);
         json_object_object_get_ex(ev, "denied", &denied);
         mrcctl_health_entries_add(&excl, denied);
         for (int k = 0; k < 4; k++) {

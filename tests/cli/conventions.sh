@@ -45,6 +45,8 @@ entries=(
     "mrcctl health links|--state"
     "mrcctl health switch|--state"
     "mrcctl health path|"
+    "mrcctl health summary|"
+    "mrcctl health problems|--plane"
     "mrc-perf|"
     "mrc-perf server|--port"
     "mrc-perf client|--size"

@@ -449,7 +449,7 @@ reader --json health switch --plane 0
 cp "$tmp/out" "$tmp/hs-plane0.json"
 
 reader health path h0:1 h5:1
-check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:1 -> h5:1: plane 1, 2 paths, 2 bad, 0 degraded, 1 excluded" ] && grep -q "^    1  p1-t1-0  0x20000000  bad  *ok  *degraded  *degraded  *bad  *-$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *ok  *ok  *bad  *bad  *#$pe (p1-t0-2~p1-t1-1 down, .*\.\.\.$" "$tmp/out" && [ "$(sed -n "/^denylist entries in force that exclude these paths:$/,\$p" "$tmp/out")" = "denylist entries in force that exclude these paths:
+check '[ $rc = 0 ] && [ "$(head -1 "$tmp/out")" = "h0:1 -> h5:1: plane 1, 2 paths, 1 bad, 1 degraded, 1 excluded" ] && grep -q "^    1  p1-t1-0  0x20000000  degraded  *ok  *degraded  *degraded  *ok  *-$" "$tmp/out" && grep -q "^    1  p1-t1-1  0x20040000  bad  *ok  *ok  *bad  *ok  *#$pe (p1-t0-2~p1-t1-1 down, .*\.\.\.$" "$tmp/out" && [ "$(sed -n "/^denylist entries in force that exclude these paths:$/,\$p" "$tmp/out")" = "denylist entries in force that exclude these paths:
   #$pe (p1-t0-2~p1-t1-1 down, prober: prober: p1 D t0=2 t1=1 loss 3.1%): excludes 1 path" ]' "health path: the EV into T0 2 over the denied direction excluded by the prober's entry, named (in full under the table)"
 check '[ "$(grep -v "^  verdict " "$tmp/out" | awk "length > 100" | wc -l)" = 0 ]' "health path: no line over 100 columns (but the verdicts')"
 reader --json health path h0:1 h5:1
