@@ -8,9 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 doc=$here/../../schemas/openapi.yaml
-if [[ ! -x $here/node_modules/.bin/validate-api ]]; then
-    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+"$here/deps.sh"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 failures=0
