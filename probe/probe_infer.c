@@ -1549,11 +1549,12 @@ out:
  * The device or optic group over link or optic group |key| (the top of the heap, gaining |g|)
  * that must be decided first, or NONE: the candidate over it with the largest gain, if that
  * gain passes tau and comes within tau_loo of |g| (and the device is not below the reporting
- * floor), not yet decided so in this horizon. The component under a device has every lost probe
- * of it that the device has, on fewer probes: when the device's own losses elsewhere make up
- * for that, the two explain the evidence about as well, and the device's refinement (its cables,
- * then it against its links) is what tells them apart. A T0 losing 0.3 % on each of its links
- * otherwise had one of its host ports, luckier in a few windows, named before it.
+ * floor), not yet decided so in this horizon; HOLD when such a device was found neither spread
+ * nor one cable's in this horizon (refine()), so that neither is named. The component under a
+ * device has every lost probe of it that the device has, on fewer probes: when the device's own
+ * losses elsewhere make up for that, the two explain the evidence about as well, and the device's
+ * refinement (its cables, then it against its links) is what tells them apart. A T0 losing 0.3 % on
+ * each of its links otherwise had one of its host ports, luckier in a few windows, named before it.
  */
 static uint32_t container_due(probe_infer *inf, const horizon *hz, const uint64_t *lmin,
                               uint32_t key, double g, double *pg)
@@ -2137,20 +2138,6 @@ size_t probe_infer_pending(const probe_infer *inf)
     size_t n = 0;
     for (size_t i = 0; i < inf->nvs; i++) {
         n += inf->vs[i].selected && !inf->vs[i].confirmed;
-    }
-    return n;
-}
-
-size_t probe_infer_pending_list(const probe_infer *inf, probe_comp *out, size_t max)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < inf->nvs; i++) {
-        if (inf->vs[i].selected && !inf->vs[i].confirmed) {
-            if (n < max) {
-                out[n] = key_comp(inf->vs[i].ev.key);
-            }
-            n++;
-        }
     }
     return n;
 }

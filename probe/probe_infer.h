@@ -51,10 +51,14 @@ typedef struct probe_infer_cfg {
     double p0;
     double p0_floor;
     double tau;            /* nats a component must gain to be selected (default 25) */
-    double tau_loo;        /* nats left without its worst window, for horizons >= 2 (default 8) */
+    double tau_loo;        /* nats left without its worst window, for horizons >= 2; also what a
+                            * component must gain beyond a rival with the same lost probes, and
+                            * what makes a device's loss off its worst cable more than noise
+                            * (docs/prober.md §5.4-5.6; default 8) */
     double floor_loss;     /* smallest loss estimate reported (default 2e-4) */
     unsigned horizons;     /* horizons 1, 2, 4, ... 2^(horizons-1) windows; default 6, at most 6 */
-    unsigned confirm;      /* consecutive evaluations a component must be selected in (default 2) */
+    unsigned confirm;      /* consecutive evaluations a component must be selected in, each by
+                            * a horizon run in it, not repeated from an earlier run (default 2) */
     unsigned heal_windows; /* clean windows that make a confirmed verdict healed (default 8) */
     /* Lost-probe records kept per window; above it a window is thinned by a hash of the path
      * (a uniform subsample, its counts scaled), which bounds memory under a dead switch. */
@@ -124,10 +128,6 @@ size_t probe_infer_pending(const probe_infer *inf);
 /* A short name of |c| into |dest| ("p0 U t0=3 t1=17", "p1 T1 5", ...). Returns the length
  * snprintf would write. */
 int probe_comp_name(const probe_comp *c, char *dest, size_t destlen);
-
-/* Up to |max| of the components selected in the last evaluation but not (yet) confirmed into
- * |out|. Returns how many there are (maybe more than |max|). Read-only. */
-size_t probe_infer_pending_list(const probe_infer *inf, probe_comp *out, size_t max);
 
 /* The lost probes of evaluated |window| on the paths that cross component |c| (senders short of
  * their plan left out; scaled back up when the window was thinned, an estimate then) into
