@@ -76,6 +76,7 @@ typedef enum util_role {
     UTIL_ROLE_READER,   /* reads everything */
     UTIL_ROLE_AGENT,    /* ... and reports, and holds the push channel */
     UTIL_ROLE_PROBER,   /* ... and posts probe results and its own denylist entries */
+    UTIL_ROLE_LOCALIZER, /* speaks for every host: the fabric's evidence, verdicts, entries */
     UTIL_ROLE_OPERATOR, /* ... and changes the denylist */
     UTIL_ROLE_ADMIN,    /* everything */
 } util_role;

@@ -9,7 +9,7 @@
 
 #include "util.h"
 
-static const char *const roles[] = {"none", "reader", "agent", "prober", "operator", "admin"};
+static const char *const roles[] = {"none", "reader", "agent", "prober", "localizer", "operator", "admin"};
 
 const char *util_role_name(util_role role)
 {
@@ -65,7 +65,7 @@ int util_auth_load(const char *path, util_auth *a, char *err, size_t errlen)
         if (nf != 3 || role == UTIL_ROLE_NONE || strlen(f[0]) < 16) {
             snprintf(err, errlen,
                      "%s:%u: want 'TOKEN ROLE NAME' with a token of 16 characters or more and "
-                     "a role of reader, agent, prober, operator or admin",
+                     "a role of reader, agent, prober, localizer, operator or admin",
                      path, line);
             rv = -EINVAL;
             break;
