@@ -55,7 +55,10 @@ int util_afile_open(util_afile *af, const char *path);
 int util_afile_commit(util_afile *af);
 void util_afile_abort(util_afile *af);
 
-/* Reads a whole file into a NUL-terminated heap buffer. Returns 0 or -errno. */
+/* Reads a whole file of at most |max| bytes into a NUL-terminated heap buffer. Returns 0,
+ * -EFBIG when it holds more, or -errno. util_read_file's bound is UTIL_FILE_MAX. */
+#define UTIL_FILE_MAX ((size_t)1 << 30)
+int util_read_file_max(const char *path, size_t max, char **pdata, size_t *plen);
 int util_read_file(const char *path, char **pdata, size_t *plen);
 /* The path of |name| (may be "") in the installed data folder: share/mrcfab beside the bin
  * folder this program runs from (so /usr/bin/mrc-controller finds /usr/share/mrcfab, and a

@@ -61,7 +61,7 @@ void util_afile_abort(util_afile *af)
     af->path = af->tmp = NULL;
 }
 
-int util_read_file(const char *path, char **pdata, size_t *plen)
+int util_read_file_max(const char *path, size_t max, char **pdata, size_t *plen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -69,9 +69,15 @@ int util_read_file(const char *path, char **pdata, size_t *plen)
     }
     size_t len = 0, cap = 65536;
     char *data = util_xmalloc(cap);
+    int rv = 0;
     for (;;) {
         size_t got = fread(data + len, 1, cap - len - 1, f);
         len += got;
+        if (len > max) {
+            /* a file that grows without end (a FIFO, /dev/zero) costs |max|, not memory */
+            rv = -EFBIG;
+            break;
+        }
         if (got == 0) {
             break;
         }
@@ -80,7 +86,9 @@ int util_read_file(const char *path, char **pdata, size_t *plen)
             data = util_xrealloc(data, cap);
         }
     }
-    int rv = ferror(f) ? -EIO : 0;
+    if (rv == 0 && ferror(f)) {
+        rv = -EIO;
+    }
     fclose(f);
     if (rv != 0) {
         free(data);
@@ -90,6 +98,11 @@ int util_read_file(const char *path, char **pdata, size_t *plen)
     *pdata = data;
     *plen = len;
     return 0;
+}
+
+int util_read_file(const char *path, char **pdata, size_t *plen)
+{
+    return util_read_file_max(path, UTIL_FILE_MAX, pdata, plen);
 }
 
 char *util_line_next(char **cursor)

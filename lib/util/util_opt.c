@@ -192,16 +192,10 @@ static char *trim(char *s)
     return s;
 }
 
-int util_opt_load_file(const util_opt *const *tables, const char *prog, const char *path,
-                       char *err, size_t errlen)
+int util_opt_load_text(const util_opt *const *tables, const char *prog, const char *path,
+                       char *data, char *err, size_t errlen)
 {
-    char *data;
-    size_t len;
-    int rv = util_read_file(path, &data, &len);
-    if (rv != 0) {
-        snprintf(err, errlen, "--config %s: %s", path, strerror(-rv));
-        return rv;
-    }
+    int rv = 0;
     unsigned line = 0;
     char *cursor = data;
     for (char *l; (l = util_line_next(&cursor)) != NULL;) {
@@ -220,7 +214,7 @@ int util_opt_load_file(const util_opt *const *tables, const char *prog, const ch
         char *key = trim(l), *v = trim(eq + 1);
         const util_opt *o = find_in(tables, key, strlen(key));
         if (!o) {
-            snprintf(err, errlen, "%s:%u: unknown key '%s'", path, line, key);
+            snprintf(err, errlen, "%s:%u: unknown key '%.64s'", path, line, key);
             rv = -EINVAL;
             break;
         }
@@ -237,6 +231,21 @@ int util_opt_load_file(const util_opt *const *tables, const char *prog, const ch
             break;
         }
     }
+    return rv;
+}
+
+int util_opt_load_file(const util_opt *const *tables, const char *prog, const char *path,
+                       char *err, size_t errlen)
+{
+    char *data;
+    size_t len;
+    int rv = util_read_file_max(path, UTIL_OPT_FILE_MAX, &data, &len);
+    if (rv != 0) {
+        snprintf(err, errlen, "--config %s: %s", path,
+                 rv == -EFBIG ? "over 1 MiB: not a config file" : strerror(-rv));
+        return rv;
+    }
+    rv = util_opt_load_text(tables, prog, path, data, err, errlen);
     free(data);
     return rv;
 }

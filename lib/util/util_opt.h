@@ -102,6 +102,11 @@ int util_opt_set(const util_opt *o, const char *value, char *err, size_t errlen)
  * stderr, prefixed with |prog|. */
 int util_opt_load_file(const util_opt *const *tables, const char *prog, const char *path,
                        char *err, size_t errlen);
+/* The same from |text| (NUL-terminated, modified in place), named |path| in messages. */
+int util_opt_load_text(const util_opt *const *tables, const char *prog, const char *path,
+                       char *text, char *err, size_t errlen);
+/* The largest config file taken. */
+#define UTIL_OPT_FILE_MAX ((size_t)1 << 20)
 /* The options as --help lists them, one a line with its value's name, range and default. */
 void util_opt_usage(const util_opt *opts, FILE *f);
 /* {"name": value, ...}: a secret only as whether it is set. */

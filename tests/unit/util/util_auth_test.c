@@ -65,17 +65,19 @@ START_TEST(test_util_auth_load)
 }
 END_TEST
 
-/* Role names both ways, ordered reader < agent < prober < operator < admin; only the exact
+/* Role names both ways, ordered reader < agent < prober < localizer < operator < admin; only the exact
  * lower-case names parse ("none" is no role one can be given). */
 START_TEST(test_util_auth_roles)
 {
-    static const char *const names[] = {"none", "reader", "agent", "prober", "operator", "admin"};
+    static const char *const names[] = {"none",     "reader",   "agent", "prober",
+                                         "localizer", "operator", "admin"};
     for (int r = UTIL_ROLE_NONE; r <= UTIL_ROLE_ADMIN; r++) {
         ck_assert_str_eq(util_role_name((util_role)r), names[r]);
         ck_assert_int_eq(util_role_parse(names[r]), r == UTIL_ROLE_NONE ? UTIL_ROLE_NONE : r);
     }
     ck_assert(UTIL_ROLE_READER < UTIL_ROLE_AGENT && UTIL_ROLE_AGENT < UTIL_ROLE_PROBER &&
-              UTIL_ROLE_PROBER < UTIL_ROLE_OPERATOR && UTIL_ROLE_OPERATOR < UTIL_ROLE_ADMIN);
+              UTIL_ROLE_PROBER < UTIL_ROLE_LOCALIZER && UTIL_ROLE_LOCALIZER < UTIL_ROLE_OPERATOR &&
+              UTIL_ROLE_OPERATOR < UTIL_ROLE_ADMIN);
     ck_assert_int_eq(util_role_parse("Admin"), UTIL_ROLE_NONE);
     ck_assert_int_eq(util_role_parse("admin "), UTIL_ROLE_NONE);
     ck_assert_int_eq(util_role_parse(""), UTIL_ROLE_NONE);

@@ -338,6 +338,10 @@ START_TEST(test_util_opt_required_and_files)
                      UTIL_EXIT_USAGE);
     ck_assert_str_eq(fault(), "prog: --config /nonexistent/x.conf: No such file or directory; "
                               "see prog --help");
+    /* a config file is read up to its bound, never whole: /dev/zero costs 1 MiB */
+    ck_assert_int_eq(parse("--db", "x", "--config", "/dev/zero", NULL), UTIL_EXIT_USAGE);
+    ck_assert_str_eq(fault(), "prog: --config /dev/zero: over 1 MiB: not a config file; "
+                              "see prog --help");
     cli.tables = saved;
     util_opt_free(req);
 }
