@@ -749,6 +749,31 @@ void util_httpd_stats_get(util_httpd *h, util_httpd_stats *st)
     st->cut = atomic_load(&h->cut);
 }
 
+void util_httpd_metrics(util_httpd *h, util_buf *b)
+{
+    util_httpd_stats st;
+    util_httpd_stats_get(h, &st);
+    util_buf_printf(b,
+                    "# HELP mrcfab_http_connections HTTP connections open.\n"
+                    "# TYPE mrcfab_http_connections gauge\n"
+                    "mrcfab_http_connections %" PRIu64 "\n"
+                    "# HELP mrcfab_http_waiting HTTP requests suspended (long-polls).\n"
+                    "# TYPE mrcfab_http_waiting gauge\n"
+                    "mrcfab_http_waiting %" PRIu64 "\n"
+                    "# HELP mrcfab_http_refused_total HTTP requests refused before their body.\n"
+                    "# TYPE mrcfab_http_refused_total counter\n"
+                    "mrcfab_http_refused_total %" PRIu64 "\n"
+                    "# HELP mrcfab_http_rate_limited_total HTTP requests refused 429 (a "
+                    "token's rate or waiting cap).\n"
+                    "# TYPE mrcfab_http_rate_limited_total counter\n"
+                    "mrcfab_http_rate_limited_total %" PRIu64 "\n"
+                    "# HELP mrcfab_http_cut_total HTTP connections shut down at their request's "
+                    "deadline.\n"
+                    "# TYPE mrcfab_http_cut_total counter\n"
+                    "mrcfab_http_cut_total %" PRIu64 "\n",
+                    st.connections, st.waiting, st.refused, st.rate_limited, st.cut);
+}
+
 /* --- external mode: the caller's libevent loop drives MHD ------------------------------------- */
 
 static void ext_rearm(util_httpd *h)

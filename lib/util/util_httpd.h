@@ -102,6 +102,10 @@ void util_httpd_free(util_httpd *h);
 /* Resumes every suspended request (something they wait for changed). Any thread. */
 void util_httpd_wake(util_httpd *h);
 void util_httpd_stats_get(util_httpd *h, util_httpd_stats *st);
+/* Appends the stats to |b| in Prometheus's text format (mrcfab_http_connections,
+ * mrcfab_http_waiting, mrcfab_http_refused_total, mrcfab_http_rate_limited_total,
+ * mrcfab_http_cut_total): every server exports the same names. */
+void util_httpd_metrics(util_httpd *h, util_buf *b);
 
 /* The request, for the admit and handle callbacks. */
 const char *util_httpd_req_method(const util_httpd_req *req);
