@@ -13,58 +13,18 @@
 #include "ctl_api.h"
 #include "ctl_element.h"
 #include "ctl_profile.h"
+#include "util_httpd.h"
 
 #define PREFIX "/api/v1"
 #define PAGE_MAX 1000
 
 static pthread_mutex_t deny_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *reason(int status)
-{
-    switch (status) {
-    case 200:
-        return "OK";
-    case 201:
-        return "Created";
-    case 202:
-        return "Accepted";
-    case 204:
-        return "No Content";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 409:
-        return "Conflict";
-    case 413:
-        return "Content Too Large";
-    case 415:
-        return "Unsupported Media Type";
-    case 422:
-        return "Unprocessable Content";
-    case 503:
-        return "Service Unavailable";
-    default:
-        return status >= 500 ? "Internal Server Error" : "Error";
-    }
-}
-
-/* A problem document (RFC 9457) of |status| saying |detail|; callers may add members. */
+/* A problem document (RFC 9457) of |status| saying |detail|, as every server of ours writes
+ * it; callers may add members. */
 static json_object *problem_obj(int status, const char *instance, const char *detail)
 {
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "type", json_object_new_string("about:blank"));
-    json_object_object_add(j, "title", json_object_new_string(reason(status)));
-    json_object_object_add(j, "status", json_object_new_int(status));
-    json_object_object_add(j, "detail", json_object_new_string(detail));
-    json_object_object_add(j, "instance", json_object_new_string(instance));
-    return j;
+    return util_httpd_problem_obj(status, instance, detail);
 }
 
 /* |j| (consumed) as the body, of content type |ctype|. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The controller's HTTP server (libmicrohttpd): authentication, body limits, the API's
- * handlers, /metrics, the push channel agents hold open, and the dashboard's files. */
+/* The controller's HTTP server (util_httpd): what a request may bring, the API's handlers,
+ * /metrics, the push channel agents hold open, and the dashboard's files. */
 #ifndef CTL_HTTP_H
 #define CTL_HTTP_H
 
@@ -17,7 +17,12 @@ typedef struct ctl_http_cfg {
     size_t max_body;
     unsigned max_wait_s;     /* longest a push-channel request is held */
     unsigned max_connections;
+    unsigned per_client;         /* connections per client address */
+    unsigned request_timeout_ms; /* from a request's first byte to its answer */
+    unsigned rate, burst;        /* requests per second and token (UINT32_MAX: no limit) */
+    unsigned max_waiting;        /* push-channel requests waiting per token */
     const char *cert_pem, *key_pem; /* HTTPS when both are given (the PEM text) */
+    const char *client_ca_pem;      /* with HTTPS: clients need a certificate it signed */
     const char *web_dir; /* the dashboard's files, served at / and /ui/; NULL or "": none */
 } ctl_http_cfg;
 

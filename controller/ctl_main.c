@@ -18,9 +18,10 @@
 #include "util.h"
 
 static struct {
-    char *topology, *db, *listen, *tokens, *cert, *key, *cc, *web, *log;
+    char *topology, *db, *listen, *tokens, *cert, *key, *client_ca, *cc, *web, *log;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval,
         history_days;
+    uint64_t request_timeout, per_client, max_waiting, rate_limit, rate_burst;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
 } o;
@@ -36,10 +37,16 @@ static const util_opt opts[] = {
     {.name = "listen", .kind = UTIL_OPT_STR, .def = "127.0.0.1:8080", .dest = &o.listen, .arg = "ADDR:PORT", .help = "where to serve"},
     {.name = "cert", .kind = UTIL_OPT_STR, .dest = &o.cert, .arg = "FILE", .help = "PEM certificate: serve HTTPS (with --key)"},
     {.name = "key", .kind = UTIL_OPT_STR, .dest = &o.key, .arg = "FILE", .secret = true, .help = "PEM private key of --cert"},
+    {.name = "client-ca", .kind = UTIL_OPT_STR, .dest = &o.client_ca, .arg = "FILE", .help = "PEM CA certificates: every client needs a certificate one of them signed (with --cert)"},
     {.name = "threads", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.threads, .help = "threads serving requests; 0: one per CPU"},
     {.name = "max-body", .kind = UTIL_OPT_UINT, .def = "65536", .min = 1024, .max = 16777216, .dest = &o.max_body, .arg = "BYTES", .help = "largest request body"},
     {.name = "max-wait", .kind = UTIL_OPT_UINT, .def = "60", .min = 1, .max = 600, .dest = &o.max_wait, .arg = "S", .help = "longest push-channel wait, seconds"},
-    {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "8192", .min = 16, .max = 65536, .dest = &o.max_connections, .help = "open connections at most"},
+    {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "262144", .min = 16, .max = 1048576, .dest = &o.max_connections, .help = "open connections at most (RLIMIT_NOFILE is raised to match)"},
+    {.name = "per-client-connections", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1048576, .dest = &o.per_client, .help = "open connections per client address at most"},
+    {.name = "request-timeout", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.request_timeout, .arg = "S", .help = "seconds from a request's first byte to its answer (a push-channel wait adds its own)"},
+    {.name = "max-waiting", .kind = UTIL_OPT_UINT, .def = "4", .min = 1, .max = 1048576, .dest = &o.max_waiting, .help = "push-channel requests one token may hold waiting (more: 429)"},
+    {.name = "rate-limit", .kind = UTIL_OPT_UINT, .def = "200", .min = 0, .max = 10000000, .dest = &o.rate_limit, .arg = "N", .help = "requests per second one token may make (more: 429); 0: no limit"},
+    {.name = "rate-burst", .kind = UTIL_OPT_UINT, .def = "2000", .min = 1, .max = 10000000, .dest = &o.rate_burst, .arg = "N", .help = "requests one token may make at once above --rate-limit"},
     {.name = "window", .kind = UTIL_OPT_UINT, .def = "60", .min = 2, .max = 86400, .dest = &o.window, .arg = "S", .help = "seconds of evidence health is judged on"},
     {.name = "agent-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.agent_interval, .arg = "S", .help = "seconds between an agent's reports; an agent silent for 3 of them is stale"},
     {.name = "history-days", .kind = UTIL_OPT_UINT, .def = "7", .min = 1, .max = 3650, .dest = &o.history_days, .arg = "DAYS", .help = "how long the elements' health history is kept in the store"},
@@ -125,7 +132,7 @@ int main(int argc, char **argv)
     util_auth auth = {0};
     ctl_http *http = NULL;
     ctl_window *window = NULL;
-    char *cert = NULL, *key = NULL;
+    char *cert = NULL, *key = NULL, *client_ca = NULL;
     ctl_ctx *ctx = util_xcalloc(1, sizeof(*ctx));
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -139,6 +146,10 @@ int main(int argc, char **argv)
     status = UTIL_EXIT_USAGE;
     if (!o.cert != !o.key) {
         util_cli_fail(&cli, "--cert and --key go together");
+        goto out;
+    }
+    if (o.client_ca && !o.cert) {
+        util_cli_fail(&cli, "--client-ca needs HTTPS (--cert and --key)");
         goto out;
     }
     util_log_level = (util_level)util_log_level_parse(o.log);
@@ -172,6 +183,10 @@ int main(int argc, char **argv)
                    (rv = util_read_file(o.key, &key, &(size_t){0})) != 0)) {
         util_log(UTIL_LOG_ERR, "--%s %s: %s", cert ? "key" : "cert", cert ? o.key : o.cert,
                  strerror(-rv));
+        goto out;
+    }
+    if (o.client_ca && (rv = util_read_file(o.client_ca, &client_ca, &(size_t){0})) != 0) {
+        util_log(UTIL_LOG_ERR, "--client-ca %s: %s", o.client_ca, strerror(-rv));
         goto out;
     }
     if (o.cert && tls_check(cert, key, err, sizeof(err)) != 0) {
@@ -216,6 +231,12 @@ int main(int argc, char **argv)
                        .max_body = o.max_body,
                        .max_wait_s = (unsigned)o.max_wait,
                        .max_connections = (unsigned)o.max_connections,
+                       .per_client = (unsigned)o.per_client,
+                       .request_timeout_ms = (unsigned)o.request_timeout * 1000,
+                       .rate = o.rate_limit ? (unsigned)o.rate_limit : UINT32_MAX,
+                       .burst = (unsigned)o.rate_burst,
+                       .max_waiting = (unsigned)o.max_waiting,
+                       .client_ca_pem = client_ca,
                        .cert_pem = cert,
                        .key_pem = key,
                        .web_dir = o.web};
@@ -247,6 +268,7 @@ out:
     fab_topo_free(topo);
     free(cert);
     free(key);
+    free(client_ca);
     free(ctx);
     util_opt_free(opts);
     return status;

@@ -5,9 +5,7 @@
  * GET /metrics), localizes the failures, sends each window's evidence to the controller and
  * keeps its denylist in step with its verdicts.
  * `validate` sweeps, before a job, every path this host would use with the job's others. */
-#include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/event.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +14,7 @@
 
 #include "probe_localize.h"
 #include "probe_node.h"
+#include "probe_serve.h"
 #include "probe_validate.h"
 #include "probe_wire.h"
 #include "util.h"
@@ -27,6 +26,8 @@ static struct {
         hold_s, hold_max_s, confirm, optic_group, count, pass_pct, timeout_ms, sweep_rate;
     char *hosts;
     bool json;
+    char *cert, *key, *client_ca;
+    uint64_t request_timeout, per_client, rate_limit, rate_burst;
 } o;
 
 /* The options every role shares: they define the plan, which must be the same everywhere. */
@@ -76,6 +77,13 @@ static const util_opt loc_opts[] = {
     {.name = "optic-group", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.optic_group, .help = "uplinks per optic cage (0: 4, or what divides the T1 count)"},
     {.name = "hold-s", .kind = UTIL_OPT_UINT, .def = "30", .min = 1, .max = 86400, .dest = &o.hold_s, .arg = "S", .help = "clean probing before a denylist entry is lifted"},
     {.name = "hold-max-s", .kind = UTIL_OPT_UINT, .def = "3600", .min = 1, .max = 604800, .dest = &o.hold_max_s, .arg = "S", .help = "the longest hold a flapping component earns"},
+    {.name = "cert", .kind = UTIL_OPT_STR, .dest = &o.cert, .arg = "FILE", .help = "PEM certificate: serve HTTPS (with --key)"},
+    {.name = "key", .kind = UTIL_OPT_STR, .dest = &o.key, .arg = "FILE", .secret = true, .help = "PEM private key of --cert"},
+    {.name = "client-ca", .kind = UTIL_OPT_STR, .dest = &o.client_ca, .arg = "FILE", .help = "PEM CA certificates: every client needs a certificate one of them signed (with --cert)"},
+    {.name = "request-timeout", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.request_timeout, .arg = "S", .help = "seconds from a request's first byte to its answer"},
+    {.name = "per-client-connections", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1048576, .dest = &o.per_client, .help = "open connections per client address at most"},
+    {.name = "rate-limit", .kind = UTIL_OPT_UINT, .def = "200", .min = 0, .max = 10000000, .dest = &o.rate_limit, .arg = "N", .help = "requests per second one token may make (more: 429); 0: no limit"},
+    {.name = "rate-burst", .kind = UTIL_OPT_UINT, .def = "2000", .min = 1, .max = 10000000, .dest = &o.rate_burst, .arg = "N", .help = "requests one token may make at once above --rate-limit"},
     UTIL_OPT_END,
 };
 /* clang-format on */
@@ -279,132 +287,39 @@ out:
     return status;
 }
 
-/* --- localize: the reports' HTTP endpoint ---------------------------------------------------- */
-
-typedef struct loc_ctx {
-    probe_localize *loc;
-    util_auth tokens; /* the nodes' (--report-tokens); none: reports are open */
-} loc_ctx;
-
-static void reply(struct evhttp_request *req, int code, json_object *body)
-{
-    struct evbuffer *b = evbuffer_new();
-    const char *s = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-    evbuffer_add(b, s, strlen(s));
-    evbuffer_add(b, "\n", 1);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      code / 100 == 2 ? "application/json" : "application/problem+json");
-    evhttp_send_reply(req, code, code / 100 == 2 ? "OK" : "Refused", b);
-    evbuffer_free(b);
-    json_object_put(body);
-}
-
-static void problem(struct evhttp_request *req, int code, const char *detail)
-{
-    json_object *p = json_object_new_object();
-    json_object_object_add(p, "status", json_object_new_int(code));
-    json_object_object_add(p, "detail", json_object_new_string(detail));
-    reply(req, code, p);
-}
-
-/* GET /metrics: Prometheus's text format, no token (as the controller's). */
-static void metrics(struct evhttp_request *req, const probe_localize *loc)
-{
-    util_buf m = {0};
-    struct evbuffer *b = evbuffer_new();
-    probe_localize_metrics(loc, &m);
-    evbuffer_add(b, m.s, m.len);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; version=0.0.4; charset=utf-8");
-    evhttp_send_reply(req, 200, "OK", b);
-    evbuffer_free(b);
-    free(m.s);
-}
-
-static void on_http(struct evhttp_request *req, void *arg)
-{
-    loc_ctx *c = arg;
-    const char *uri = evhttp_request_get_uri(req);
-    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-    char err[512];
-    if (strcmp(uri, "/api/v1/status") == 0 && cmd == EVHTTP_REQ_GET) {
-        reply(req, 200, probe_localize_status(c->loc));
-        return;
-    }
-    if (strcmp(uri, "/metrics") == 0) {
-        if (cmd != EVHTTP_REQ_GET) {
-            problem(req, 405, "/metrics takes GET");
-            return;
-        }
-        metrics(req, c->loc);
-        return;
-    }
-    if (strcmp(uri, "/api/v1/reports") != 0) {
-        problem(req, 404,
-                "this localizer serves POST /api/v1/reports, GET /api/v1/status and GET /metrics");
-        return;
-    }
-    if (cmd != EVHTTP_REQ_POST) {
-        problem(req, 405, "/api/v1/reports takes POST");
-        return;
-    }
-    const util_token *t = NULL;
-    if (c->tokens.n) {
-        const char *auth =
-            evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-        t = auth && strncmp(auth, "Bearer ", 7) == 0 ? util_auth_find(&c->tokens, auth + 7) : NULL;
-        if (!t) {
-            probe_localize_refused(c->loc, PROBE_REFUSED_UNAUTHORIZED);
-            problem(req, 401,
-                    "a report needs its node's bearer token (Authorization: Bearer TOKEN), one "
-                    "of --report-tokens");
-            return;
-        }
-        if (t->role != UTIL_ROLE_PROBER) {
-            snprintf(err, sizeof(err),
-                     "the %s token of %s may not report: nodes report with prober tokens",
-                     util_role_name(t->role), t->name);
-            probe_localize_refused(c->loc, PROBE_REFUSED_FORBIDDEN);
-            problem(req, 403, err);
-            return;
-        }
-    }
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t len = evbuffer_get_length(in);
-    if (len > (1u << 22)) {
-        probe_localize_refused(c->loc, PROBE_REFUSED_TOO_LARGE);
-        problem(req, 413, "a report is at most 4 MiB");
-        return;
-    }
-    json_object *r =
-        util_json_parse("report", (const char *)evbuffer_pullup(in, -1), len, err, sizeof(err));
-    if (!r) {
-        probe_localize_refused(c->loc, PROBE_REFUSED_INVALID);
-    }
-    int rv = r ? probe_localize_report(c->loc, r, t ? t->name : NULL, err, sizeof(err)) : -EINVAL;
-    json_object_put(r);
-    if (rv != 0) {
-        problem(req, rv == -ESTALE ? 409 : rv == -EPERM ? 403 : 400, err);
-        return;
-    }
-    reply(req, 202, json_object_new_object());
-}
-
 static int run_localize(int argc, char **argv)
 {
     char err[512];
     setup su = {.cli = &loc_cli};
     probe_localize *loc = NULL;
     struct event_base *base = NULL;
-    struct evhttp *http = NULL;
-    loc_ctx c = {0};
+    probe_serve *http = NULL;
+    util_auth tokens = {0}; /* the nodes' (--report-tokens); none: reports are open */
+    char *cert = NULL, *key = NULL, *client_ca = NULL;
     int status = setup_role(&su, argc, argv);
     if (status != UTIL_CLI_RUN) {
         goto out;
     }
     status = UTIL_EXIT_USAGE;
-    if (o.report_tokens && util_auth_load(o.report_tokens, &c.tokens, err, sizeof(err)) != 0) {
+    if (o.report_tokens && util_auth_load(o.report_tokens, &tokens, err, sizeof(err)) != 0) {
         fprintf(stderr, "mrc-probe: --report-tokens %s\n", err);
+        goto out;
+    }
+    if (!o.cert != !o.key || (o.client_ca && !o.cert)) {
+        util_cli_fail(&loc_cli, "--cert and --key go together, and --client-ca needs them");
+        goto out;
+    }
+    const char *bad = NULL;
+    int frv = 0;
+    if (o.cert && (frv = util_read_file(o.cert, &cert, &(size_t){0})) != 0) {
+        bad = o.cert;
+    } else if (o.key && (frv = util_read_file(o.key, &key, &(size_t){0})) != 0) {
+        bad = o.key;
+    } else if (o.client_ca && (frv = util_read_file(o.client_ca, &client_ca, &(size_t){0})) != 0) {
+        bad = o.client_ca;
+    }
+    if (bad) {
+        fprintf(stderr, "mrc-probe: %s: %s\n", bad, strerror(-frv));
         goto out;
     }
     status = UTIL_EXIT_FAIL;
@@ -435,43 +350,37 @@ static int run_localize(int argc, char **argv)
         fprintf(stderr, "mrc-probe: %s\n", err);
         goto out;
     }
-    /* --listen ADDR:PORT, an IPv6 address in brackets */
-    char addr[128];
-    const char *colon = strrchr(o.listen, ':');
-    size_t alen = colon ? (size_t)(colon - o.listen) : 0;
-    if (!colon || alen >= sizeof(addr) || !colon[1]) {
-        util_cli_fail(&loc_cli, "--listen %s: want ADDR:PORT", o.listen);
-        status = UTIL_EXIT_USAGE;
+    probe_serve_cfg sc = {.base = base,
+                          .listen = o.listen,
+                          .loc = loc,
+                          .tokens = &tokens,
+                          .per_client = (unsigned)o.per_client,
+                          .request_timeout_ms = (unsigned)o.request_timeout * 1000,
+                          .rate = o.rate_limit ? (unsigned)o.rate_limit : UINT32_MAX,
+                          .burst = (unsigned)o.rate_burst,
+                          .cert_pem = cert,
+                          .key_pem = key,
+                          .client_ca_pem = client_ca};
+    if ((frv = probe_serve_start(&sc, &http, err, sizeof(err))) != 0) {
+        fprintf(stderr, "mrc-probe: --listen %s: %s\n", o.listen, err);
+        status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
         goto out;
     }
-    memcpy(addr, o.listen, alen);
-    addr[alen] = '\0';
-    if (addr[0] == '[' && alen >= 2 && addr[alen - 1] == ']') {
-        memmove(addr, addr + 1, alen - 2);
-        addr[alen - 2] = '\0';
-    }
-    http = evhttp_new(base);
-    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
-    evhttp_set_gencb(http, on_http, &c);
-    c.loc = loc;
-    if (evhttp_bind_socket(http, addr, (uint16_t)atoi(colon + 1)) != 0) {
-        fprintf(stderr, "mrc-probe: cannot listen on %s\n", o.listen);
-        goto out;
-    }
-    util_log(UTIL_LOG_NOTICE, "localizing on %s: reports at http://%s/api/v1/reports%s%s",
-             o.topology, o.listen, o.controller ? ", verdicts to " : " (no controller)",
+    util_log(UTIL_LOG_NOTICE, "localizing on %s: reports at %s://%s/api/v1/reports%s%s",
+             o.topology, cert ? "https" : "http", o.listen, o.controller ? ", verdicts to " : " (no controller)",
              o.controller ? o.controller : "");
     run_loop(base);
     status = 0;
 out:
-    if (http) {
-        evhttp_free(http);
-    }
+    probe_serve_free(http);
     probe_localize_free(loc);
     if (base) {
         event_base_free(base);
     }
-    util_auth_free(&c.tokens);
+    util_auth_free(&tokens);
+    free(cert);
+    free(key);
+    free(client_ca);
     setup_free(&su);
     return status;
 }
