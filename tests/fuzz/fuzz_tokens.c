@@ -47,8 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     /* the text's first line as a bearer: found only as a token of the table */
-    size_t len = strcspn((const char *)data, "\n");
-    len = len < size ? len : size;
+    const uint8_t *nl = memchr(data, '\n', size);
+    size_t len = nl ? (size_t)(nl - data) : size;
     const util_token *t = util_auth_findn(&a, (const char *)data, len);
     if (t && (t < a.tokens || t >= a.tokens + a.n)) {
         die("a lookup found something not of the table");
