@@ -401,10 +401,11 @@ int ctl_agents_register(ctl_agents *a, json_object *body, const char *only, int6
     }
     json_object *rec = reg_json(a, &g);
     pthread_mutex_lock(&a->lock);
-    if (ctl_store_agent_put(a->store, fab_host_name(a->topo, g.host),
-                            json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN),
-                            now) != 0) {
-        snprintf(why, whylen, "the registration could not be committed; nothing was changed");
+    int rv = ctl_store_agent_put(a->store, fab_host_name(a->topo, g.host),
+                                 json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN), now);
+    if (rv != 0) {
+        snprintf(why, whylen, "%s; the registration was not committed; nothing was changed",
+                 ctl_store_strerror(rv));
         status = 503;
     } else {
         agent *ag = slot(a, g.host);

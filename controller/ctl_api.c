@@ -450,9 +450,10 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         send_body(r, 409, "application/problem+json", j);
     } else {
         d.forced = br.below_floor > 0;
-        if (ctl_store_deny_add(c->store, &d) != 0) {
-            ctl_api_problem(r, 503, q->path,
-                            "the entry could not be committed; nothing was changed");
+        int rv = ctl_store_deny_add(c->store, &d);
+        if (rv != 0) {
+            ctl_api_problem(r, 503, q->path, "%s; the entry was not committed; nothing was changed",
+                            ctl_store_strerror(rv));
         } else {
             atomic_fetch_add(&c->metrics.denylist_changes, 1);
             ctl_api_denylist_changed(c);
@@ -503,7 +504,8 @@ static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idte
         return;
     }
     if (rv != 0) {
-        ctl_api_problem(r, 503, q->path, "the removal could not be committed; nothing changed");
+        ctl_api_problem(r, 503, q->path, "%s; the removal was not committed; nothing was changed",
+                        ctl_store_strerror(rv));
         return;
     }
     atomic_fetch_add(&c->metrics.denylist_changes, 1);

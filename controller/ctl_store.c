@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The controller's SQLite store. One connection behind a mutex: the controller's writes are
- * few and each is one short transaction; WAL lets them commit without blocking on readers,
- * and synchronous=FULL makes a commit survive a crash of the machine, not only of the
- * process, before the client hears of it. */
+/* The controller's SQLite store. Writes go one at a time through one connection behind a
+ * mutex (they are few and each is one short transaction); reads go through a pool of read-only
+ * connections, each seeing the last commit, so that a read never waits behind a write. WAL
+ * lets a write commit while readers read, and synchronous=FULL makes a commit survive a crash
+ * of the machine, not only of the process, before the client hears of it. A write that cannot
+ * have the store within busy_ms, or whose disk is full or read-only, changes nothing and says
+ * which (-EBUSY, -ENOSPC, -EROFS); reads go on. */
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -13,7 +16,6 @@
 
 #include "ctl_store_int.h"
 #include "util.h"
-
 
 static const char *const schema =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -103,13 +105,129 @@ int64_t ctl_time_parse(const char *s)
     return (int64_t)t * 1000 + ms;
 }
 
+int ctl_store_errno(sqlite3 *db)
+{
+    int rc = sqlite3_extended_errcode(db);
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return -EBUSY;
+    case SQLITE_FULL:
+        return -ENOSPC;
+    case SQLITE_READONLY:
+        return -EROFS;
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+        /* a disk remounted read-only shows as an I/O error of a write */
+        return sqlite3_system_errno(db) == EROFS    ? -EROFS
+               : sqlite3_system_errno(db) == ENOSPC ? -ENOSPC
+                                                    : -EIO;
+    default:
+        return -EIO;
+    }
+}
+
+const char *ctl_store_strerror(int rv)
+{
+    switch (rv) {
+    case -EBUSY:
+        return "the store is busy: another write held it past the bound";
+    case -ENOSPC:
+        return "the store's disk is full";
+    case -EROFS:
+        return "the store is read-only (its file or disk)";
+    default:
+        return "the store could not commit";
+    }
+}
+
+void ctl_store_set_busy_ms(ctl_store *s, int busy_ms)
+{
+    s->busy_ms = busy_ms;
+    sqlite3_busy_timeout(s->db, busy_ms);
+}
+
+int ctl_store_wlock(ctl_store *s)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += s->busy_ms / 1000;
+    until.tv_nsec += (long)(s->busy_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return pthread_mutex_timedlock(&s->lock, &until) == 0 ? 0 : -EBUSY;
+}
+
+void ctl_store_wunlock(ctl_store *s)
+{
+    pthread_mutex_unlock(&s->lock);
+}
+
+sqlite3 *ctl_store_rget(ctl_store *s)
+{
+    if (s->memory) {
+        pthread_mutex_lock(&s->lock);
+        return s->db;
+    }
+    pthread_mutex_lock(&s->rlock);
+    for (;;) {
+        for (int i = 0; i < CTL_STORE_READERS; i++) {
+            if (!s->rbusy[i]) {
+                s->rbusy[i] = true;
+                sqlite3 *db = s->readers[i];
+                pthread_mutex_unlock(&s->rlock);
+                if (!db) {
+                    /* opened on first use, outside the pool's lock */
+                    if (sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+                        util_log(UTIL_LOG_ERR, "store: a reader of %s: %s", s->path,
+                                 db ? sqlite3_errmsg(db) : "no memory");
+                        sqlite3_close(db);
+                        pthread_mutex_lock(&s->rlock);
+                        s->rbusy[i] = false;
+                        pthread_cond_signal(&s->rfree);
+                        pthread_mutex_unlock(&s->rlock);
+                        return NULL;
+                    }
+                    /* only a checkpoint's brief restart or a recovery makes a reader wait */
+                    sqlite3_busy_timeout(db, 2000);
+                    pthread_mutex_lock(&s->rlock);
+                    s->readers[i] = db;
+                    pthread_mutex_unlock(&s->rlock);
+                }
+                return db;
+            }
+        }
+        pthread_cond_wait(&s->rfree, &s->rlock);
+    }
+}
+
+void ctl_store_rput(ctl_store *s, sqlite3 *db)
+{
+    if (s->memory) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    pthread_mutex_lock(&s->rlock);
+    for (int i = 0; i < CTL_STORE_READERS; i++) {
+        if (s->readers[i] == db) {
+            s->rbusy[i] = false;
+        }
+    }
+    pthread_cond_signal(&s->rfree);
+    pthread_mutex_unlock(&s->rlock);
+}
+
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen)
 {
     ctl_store *s = util_xcalloc(1, sizeof(*s));
     char *msg = NULL;
+    s->memory = strcmp(path, ":memory:") == 0 || path[0] == '\0';
+    s->busy_ms = CTL_STORE_BUSY_MS;
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_busy_timeout(s->db, 5000);
+        sqlite3_busy_timeout(s->db, s->busy_ms);
         rc = sqlite3_exec(s->db,
                           "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                           "PRAGMA foreign_keys=ON;",
@@ -126,6 +244,9 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
         return -EIO;
     }
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->rlock, NULL);
+    pthread_cond_init(&s->rfree, NULL);
+    s->path = util_xstrdup(path);
     *pstore = s;
     return 0;
 }
@@ -133,15 +254,22 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
 void ctl_store_close(ctl_store *s)
 {
     if (s) {
+        for (int i = 0; i < CTL_STORE_READERS; i++) {
+            sqlite3_close(s->readers[i]);
+        }
         sqlite3_close(s->db);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->rlock);
+        pthread_cond_destroy(&s->rfree);
+        free(s->path);
         free(s);
     }
 }
 
+/* 0, or the errno of the failure (ctl_store_errno) */
 static int exec(ctl_store *s, const char *sql)
 {
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : ctl_store_errno(s->db);
 }
 
 static int audit(ctl_store *s, const char *actor, const char *action, int64_t entry,
@@ -197,12 +325,17 @@ json_object *ctl_deny_json(const ctl_deny *d, int64_t now)
 int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
 {
     sqlite3_stmt *st = NULL;
-    int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
     d->created = ctl_now_ms();
-    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+    rv = exec(s, "BEGIN IMMEDIATE");
+    if (rv != 0) {
         goto out;
     }
+    rv = -EIO;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO denylist (element, scope, reason, source, author, "
                            "created, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -233,21 +366,28 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     rv = 0;
     goto out;
 rollback:
+    /* the failure's own errno, before ROLLBACK clears it */
+    rv = rv == -EIO ? ctl_store_errno(s->db) : rv;
     exec(s, "ROLLBACK");
 out:
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
 int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
 {
     sqlite3_stmt *st = NULL;
-    int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
-    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
+    rv = exec(s, "BEGIN IMMEDIATE");
+    if (rv != 0) {
         goto out;
     }
+    rv = -EIO;
     if (sqlite3_prepare_v2(s->db, "DELETE FROM denylist WHERE id = ?", -1, &st, NULL) !=
         SQLITE_OK) {
         goto rollback;
@@ -267,10 +407,12 @@ int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
     rv = 0;
     goto out;
 rollback:
+    /* the failure's own errno, before ROLLBACK clears it */
+    rv = rv == -EIO ? ctl_store_errno(s->db) : rv;
     exec(s, "ROLLBACK");
 out:
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
@@ -298,8 +440,11 @@ static int deny_rows(ctl_store *s, int64_t id, void (*fn)(void *user, const ctl_
                            "end FROM denylist WHERE id = ?"
                          : "SELECT id, element, scope, reason, source, author, created, start, "
                            "end FROM denylist ORDER BY id";
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -EIO;
+    }
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         if (id) {
             sqlite3_bind_int64(st, 1, id);
         }
@@ -312,7 +457,7 @@ static int deny_rows(ctl_store *s, int64_t id, void (*fn)(void *user, const ctl_
         rv = rc == SQLITE_DONE ? 0 : -EIO;
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return rv;
 }
 
@@ -387,14 +532,17 @@ int64_t ctl_store_version(ctl_store *s)
 {
     sqlite3_stmt *st;
     int64_t v = -1;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'version'", -1, &st,
-                           NULL) == SQLITE_OK &&
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -1;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'version'", -1, &st, NULL) ==
+            SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
         v = sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return v;
 }
 
@@ -402,8 +550,11 @@ json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
 {
     sqlite3_stmt *st;
     json_object *out = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db,
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return NULL;
+    }
+    if (sqlite3_prepare_v2(db,
                            "SELECT id, time, actor, action, entry, detail FROM audit "
                            "WHERE id > ? ORDER BY id LIMIT ?",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -421,10 +572,8 @@ json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
                 r, "actor", json_object_new_string((const char *)sqlite3_column_text(st, 2)));
             json_object_object_add(
                 r, "action", json_object_new_string((const char *)sqlite3_column_text(st, 3)));
-            json_object_object_add(r, "entry",
-                                   json_object_new_int64(sqlite3_column_int64(st, 4)));
-            json_object *detail =
-                json_tokener_parse((const char *)sqlite3_column_text(st, 5));
+            json_object_object_add(r, "entry", json_object_new_int64(sqlite3_column_int64(st, 4)));
+            json_object *detail = json_tokener_parse((const char *)sqlite3_column_text(st, 5));
             json_object_object_add(r, "detail", detail);
             json_object_array_add(out, r);
         }
@@ -434,7 +583,7 @@ json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
         }
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return out;
 }
 
@@ -442,10 +591,16 @@ int ctl_store_window_tick(ctl_store *s, int64_t now)
 {
     sqlite3_stmt *st = NULL, *up = NULL;
     int n = 0, rv = -EIO;
-    pthread_mutex_lock(&s->lock);
-    if (exec(s, "BEGIN IMMEDIATE") != 0) {
+    rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
+    rv = exec(s, "BEGIN IMMEDIATE");
+    if (rv != 0) {
         goto out;
     }
+    rv = -EIO;
     /* from the last tick, kept in the store: a restart neither misses a boundary that passed
      * while the controller was down nor records one twice */
     if (sqlite3_prepare_v2(s->db,
@@ -477,11 +632,13 @@ int ctl_store_window_tick(ctl_store *s, int64_t now)
     rv = n;
     goto out;
 rollback:
+    /* the failure's own errno, before ROLLBACK clears it */
+    rv = rv == -EIO ? ctl_store_errno(s->db) : rv;
     exec(s, "ROLLBACK");
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(up);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
@@ -489,8 +646,11 @@ int64_t ctl_store_next_boundary(ctl_store *s, int64_t now)
 {
     sqlite3_stmt *st;
     int64_t next = 0;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db,
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return 0;
+    }
+    if (sqlite3_prepare_v2(db,
                            "SELECT MIN(CASE WHEN start > ?1 THEN start ELSE end END) FROM "
                            "denylist WHERE start > ?1 OR end > ?1",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -500,15 +660,18 @@ int64_t ctl_store_next_boundary(ctl_store *s, int64_t now)
         }
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return next;
 }
 
 int ctl_store_agent_put(ctl_store *s, const char *host, const char *record, int64_t registered)
 {
     sqlite3_stmt *st = NULL;
-    int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO agents (host, record, registered) VALUES (?, ?, ?) "
                            "ON CONFLICT (host) DO UPDATE SET record = excluded.record, "
@@ -517,10 +680,10 @@ int ctl_store_agent_put(ctl_store *s, const char *host, const char *record, int6
         sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, record, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, registered);
-        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : ctl_store_errno(s->db);
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
@@ -531,9 +694,12 @@ int ctl_store_agent_all(ctl_store *s,
 {
     sqlite3_stmt *st;
     int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, "SELECT host, record, registered FROM agents ORDER BY host", -1,
-                           &st, NULL) == SQLITE_OK) {
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -EIO;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT host, record, registered FROM agents ORDER BY host", -1, &st,
+                           NULL) == SQLITE_OK) {
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             fn(user, (const char *)sqlite3_column_text(st, 0),
@@ -542,6 +708,6 @@ int ctl_store_agent_all(ctl_store *s,
         rv = rc == SQLITE_DONE ? 0 : -EIO;
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return rv;
 }

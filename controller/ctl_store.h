@@ -28,8 +28,17 @@ typedef struct ctl_deny {
  * sentence in |err|. */
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen);
 void ctl_store_close(ctl_store *store);
+/* How long a write waits for the store (another write of ours, or another process's) before it
+ * gives up with -EBUSY, changing nothing. */
+#define CTL_STORE_BUSY_MS 3000
+void ctl_store_set_busy_ms(ctl_store *store, int busy_ms);
+/* A write's failure as the start of a sentence (its API answer is 503 and this, then "; nothing
+ * was changed"): -EBUSY, -ENOSPC (the disk full), -EROFS (read-only), else any other. Reads go
+ * on in each case. */
+const char *ctl_store_strerror(int rv);
 
-/* Adds |d| (its id and created are set) and bumps the version. 0 or -EIO. */
+/* Adds |d| (its id and created are set) and bumps the version. 0 or -EBUSY, -ENOSPC, -EROFS,
+ * -EIO (every write of the store: nothing changed). */
 int ctl_store_deny_add(ctl_store *store, ctl_deny *d);
 /* Removes entry |id|; 0, -ENOENT or -EIO. */
 int ctl_store_deny_del(ctl_store *store, int64_t id, const char *actor);

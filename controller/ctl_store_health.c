@@ -12,17 +12,21 @@
 int ctl_store_blob_put(ctl_store *s, const char *name, const void *data, size_t len, int64_t now)
 {
     sqlite3_stmt *st = NULL;
-    int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO blobs (name, data, saved) VALUES (?, ?, ?)",
-                           -1, &st, NULL) == SQLITE_OK) {
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT OR REPLACE INTO blobs (name, data, saved) VALUES (?, ?, ?)", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_blob64(st, 2, data, len, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, now);
-        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : ctl_store_errno(s->db);
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
@@ -32,8 +36,11 @@ int ctl_store_blob_get(ctl_store *s, const char *name, void **pdata, size_t *ple
     int rv = -EIO;
     *pdata = NULL;
     *plen = 0;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, "SELECT data FROM blobs WHERE name = ?", -1, &st, NULL) ==
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -EIO;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT data FROM blobs WHERE name = ?", -1, &st, NULL) ==
         SQLITE_OK) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         int rc = sqlite3_step(st);
@@ -48,16 +55,20 @@ int ctl_store_blob_get(ctl_store *s, const char *name, void **pdata, size_t *ple
         }
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return rv;
 }
 
 int ctl_store_history_add(ctl_store *s, const ctl_hsample *v, size_t n, int64_t keep_after)
 {
     sqlite3_stmt *st = NULL, *del = NULL;
-    int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = -EIO;
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        rv = ctl_store_errno(s->db);
         goto out;
     }
     if (sqlite3_prepare_v2(s->db,
@@ -86,11 +97,12 @@ int ctl_store_history_add(ctl_store *s, const ctl_hsample *v, size_t n, int64_t 
     rv = 0;
     goto out;
 rollback:
+    rv = rv == -EIO ? ctl_store_errno(s->db) : rv;
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(del);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_wunlock(s);
     return rv;
 }
 
@@ -99,8 +111,11 @@ int ctl_store_history_all(ctl_store *s, int64_t after,
 {
     sqlite3_stmt *st = NULL;
     int rv = -EIO;
-    pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db,
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -EIO;
+    }
+    if (sqlite3_prepare_v2(db,
                            "SELECT element, time, loss, state FROM history WHERE time >= ? "
                            "ORDER BY element, time",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -116,6 +131,6 @@ int ctl_store_history_all(ctl_store *s, int64_t after,
         rv = rc == SQLITE_DONE ? 0 : -EIO;
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
+    ctl_store_rput(s, db);
     return rv;
 }

@@ -1,17 +1,42 @@
 /* SPDX-License-Identifier: MIT */
-/* The store's insides, shared by its files (ctl_store.c: the denylist, audit and agents;
- * ctl_store_health.c: the health engine's checkpoint and history). */
+/* The store's insides, shared by its files (ctl_store.c: the connections, the denylist, audit
+ * and agents; ctl_store_health.c: the health engine's checkpoint and history). */
 #ifndef CTL_STORE_INT_H
 #define CTL_STORE_INT_H
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "ctl_store.h"
 
+/* Read-only connections kept open for the serving threads; more readers than this at once
+ * wait for one to come back (never for the writer). */
+#define CTL_STORE_READERS 16
+
 struct ctl_store {
-    sqlite3 *db;
-    pthread_mutex_t lock; /* one statement or transaction at a time on |db| */
+    sqlite3 *db;          /* the writer's connection: writes only */
+    pthread_mutex_t lock; /* one write at a time on |db|, taken within busy_ms or -EBUSY */
+    int busy_ms;
+    bool memory; /* ":memory:": one database, one connection; reads take |lock| too */
+    char *path;
+    /* the readers' pool: each a read-only WAL connection, reading a snapshot of the last
+     * commit while a write goes on */
+    pthread_mutex_t rlock;
+    pthread_cond_t rfree;
+    sqlite3 *readers[CTL_STORE_READERS];
+    bool rbusy[CTL_STORE_READERS];
 };
+
+/* A read-only connection for one read (its statements, then ctl_store_rput), or NULL when none
+ * could be opened. Never waits behind a write. */
+sqlite3 *ctl_store_rget(ctl_store *s);
+void ctl_store_rput(ctl_store *s, sqlite3 *db);
+/* The writer's lock: 0, or -EBUSY when another write held it for the whole bound. */
+int ctl_store_wlock(ctl_store *s);
+void ctl_store_wunlock(ctl_store *s);
+/* The errno of the last failure on |db|: -EBUSY (the database locked past the bound),
+ * -ENOSPC (its disk full), -EROFS (its file or disk read-only) or -EIO. */
+int ctl_store_errno(sqlite3 *db);
 
 #endif

@@ -497,17 +497,21 @@ tokens_make() {
     for t in admin reader localizer "${HOSTS[@]/#/agent-}" "${HOSTS[@]/#/node-}"; do
         (umask 077 && new_token >"$dir/token/$t")
     done
+    # the umask before the redirection (which the subshell's own umask would come too late
+    # for), and chmod for a file an older lab.sh left 0644: the daemons refuse a tokens file
+    # group or others could read
     (
         umask 077
-        echo "$(cat "$dir/token/admin") admin lab-admin"
-        echo "$(cat "$dir/token/reader") reader lab-reader"
-        echo "$(cat "$dir/token/localizer") prober localizer"
-        for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
-    ) >"$dir/tokens"
-    (
-        umask 077
-        for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/node-$h") prober $h"; done
-    ) >"$dir/node-tokens"
+        {
+            echo "$(cat "$dir/token/admin") admin lab-admin"
+            echo "$(cat "$dir/token/reader") reader lab-reader"
+            echo "$(cat "$dir/token/localizer") prober localizer"
+            for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
+        } >"$dir/tokens"
+        for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/node-$h") prober $h"; done \
+            >"$dir/node-tokens"
+    )
+    chmod 600 "$dir/tokens" "$dir/node-tokens"
 }
 
 # daemon NAME WHERE CMD...: CMD in its own process group (so that stop takes all of it), in

@@ -76,31 +76,56 @@ char *util_line_next(char **cursor);
  * (for an agent or a prober node, its host). */
 typedef enum util_role {
     UTIL_ROLE_NONE = 0,
-    UTIL_ROLE_READER,   /* reads everything */
-    UTIL_ROLE_AGENT,    /* ... and reports, and holds the push channel */
-    UTIL_ROLE_PROBER,   /* ... and posts probe results and its own denylist entries */
+    UTIL_ROLE_READER,    /* reads everything */
+    UTIL_ROLE_AGENT,     /* ... and reports, and holds the push channel */
+    UTIL_ROLE_PROBER,    /* ... and posts probe results and its own denylist entries */
     UTIL_ROLE_LOCALIZER, /* speaks for every host: the fabric's evidence, verdicts, entries */
-    UTIL_ROLE_OPERATOR, /* ... and changes the denylist */
-    UTIL_ROLE_ADMIN,    /* everything */
+    UTIL_ROLE_OPERATOR,  /* ... and changes the denylist */
+    UTIL_ROLE_ADMIN,     /* everything */
 } util_role;
 
+/* A token of the file: the SHA-256 of its secret (the secret itself is never kept), its role and
+ * its holder. */
 typedef struct util_token {
-    char *token;
+    uint8_t digest[32];
     util_role role;
     char *name;
 } util_token;
 
+/* The tokens of a file, in its order, and a hash table over their digests. A table built by
+ * hand ({tokens, n}, no slots) finds nothing but may be listed. */
 typedef struct util_auth {
     util_token *tokens;
     size_t n;
+    uint32_t *slots; /* open addressing on the digest: 1 + an index into |tokens|, 0 empty */
+    size_t nslots;   /* a power of two, at least twice |n| */
 } util_auth;
 
-/* Returns 0, or a negative errno with the file, line and fault in |err|. */
+/* A secret is 16 to 512 bytes; a longer presented one is a miss without being hashed. */
+#define UTIL_AUTH_TOKEN_MIN 16
+#define UTIL_AUTH_TOKEN_MAX 512
+
+/* Loads the tokens file |path|: 'TOKEN ROLE NAME' lines, where TOKEN is the secret or
+ * 'sha256:' and the 64 hex digits of its SHA-256. The file must be a regular file owned by the
+ * user this program runs as (geteuid) and neither readable nor writable by group or others, as
+ * it holds the secrets. Returns 0, or a negative errno with one sentence naming the file (and
+ * the line) and the fault in |err|: -EPERM for a file of the wrong mode or owner, -EINVAL for a
+ * bad line, a duplicate token or no token, -EFBIG for a file over 64 MiB. On failure |auth| is
+ * empty. */
 int util_auth_load(const char *path, util_auth *auth, char *err, size_t errlen);
+/* Parses |datalen| bytes of |data| (a tokens file's text; need not be NUL-terminated, may hold
+ * anything) into |auth|; |what| names the text in messages. Returns as util_auth_load. */
+int util_auth_parse(const char *data, size_t datalen, const char *what, util_auth *auth, char *err,
+                    size_t errlen);
 void util_auth_free(util_auth *auth);
-/* The token |bearer| names, or NULL. Every token is compared in full, in time that does not
- * depend on where a guess first differs. */
+/* The token |bearer| (NUL-terminated; may be NULL) names, or NULL. In time that does not depend
+ * on the number of tokens nor on the bearer's length beyond UTIL_AUTH_TOKEN_MAX: one SHA-256 of
+ * at most that many bytes and a hash table probe whose digests compare in constant time. */
 const util_token *util_auth_find(const util_auth *auth, const char *bearer);
+/* As util_auth_find, for the |bearerlen| bytes at |bearer|. */
+const util_token *util_auth_findn(const util_auth *auth, const char *bearer, size_t bearerlen);
+/* The SHA-256 of |datalen| bytes of |data| into |digest|. */
+void util_sha256(const void *data, size_t datalen, uint8_t digest[32]);
 const char *util_role_name(util_role role);
 util_role util_role_parse(const char *name);
 

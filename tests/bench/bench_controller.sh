@@ -96,6 +96,7 @@ reader=tok-reader-bench-0000000001
     for i in $(seq -w 0 63); do echo "tok-agent-bench-00000000$i agent agent-$i"; done
     for i in $(seq -w 0 63); do echo "tok-prober-bench-0000000$i prober prober-$i"; done
 } >"$tmp/tokens"
+chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 
 verdicts=()
 failed=0 # targets missed

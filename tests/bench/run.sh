@@ -12,7 +12,7 @@ usage() {
 usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
-  bench_probe_eval, bench_mrc.sh, bench_sim.sh, bench_controller.sh and, as root,
+  bench_probe_eval, bench_auth, bench_mrc.sh, bench_sim.sh, bench_controller.sh and, as root,
   bench_agent.sh and bench_localize.sh (a lab each; reported skipped otherwise). Each prints
   its figures beside its targets; the targets are judged by a reader, not here
   (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
@@ -106,6 +106,14 @@ bench bench_controller.sh 0 "bench_ctl_reports bench_ctl_push bench_ctl_health m
 ^  b\) peak resident memory .* [0-9]+ MiB'
 cmd_full[bench_controller.sh]="$here/bench_controller.sh $build"
 cmd_smoke[bench_controller.sh]="$here/bench_controller.sh --smoke $build"
+
+bench bench_auth 0 "" \
+    '^load 262144 +[0-9.]+ ms
+^auth new +262144 +valid +[0-9.]+ [nu]s +[0-9.]+ [nu]s
+^auth new +262144 +wrong, 32 KiB +[0-9.]+ [nu]s
+^auth baseline +262144 +valid +[0-9.]+ [nmu]?s'
+cmd_full[bench_auth]="$bin/bench_auth"
+cmd_smoke[bench_auth]="$bin/bench_auth --smoke"
 
 lab_opts="${BENCH_LAB_PREFIX:+-p $BENCH_LAB_PREFIX} ${BENCH_LAB_DIR:+-l $BENCH_LAB_DIR}"
 bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \

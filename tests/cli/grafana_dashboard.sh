@@ -33,6 +33,7 @@ check '[ "$(grep -c "^mrcfab_agent_" "$tmp/names")" -ge 10 ] && grep -qx mrcfab_
 : >"$tmp/samples"
 port_of() { sed -n "s/.* port \([0-9]*\) (http).*/\1/p" "$1"; }
 printf 'tok-reader-000000000001 reader alice\n' >"$tmp/tokens"
+chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 : >"$tmp/ctl.log"
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/ctl.db" --tokens "$tmp/tokens" \
     --listen 127.0.0.1:0 >"$tmp/ctl.log" 2>&1 &

@@ -32,4 +32,5 @@ tok-prober-000000000001 prober prober1
 tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
 TOKENS
+    chmod 600 "$1" # the controller takes a tokens file only its owner can read
 }

@@ -27,6 +27,7 @@ cat >"$tmp/tokens" <<'TOKENS'
 tok-reader-000000000001 reader alice
 tok-operator-0000000001 operator bob
 TOKENS
+chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 topo=$root/deploy/topologies/lab.json
 
 # selfsigned NAME SAN: NAME.pem (a self-signed certificate for SAN) and NAME.key

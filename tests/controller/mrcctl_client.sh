@@ -77,6 +77,7 @@ TOKENS
 for h in 0 1 2 3 4 5 6 7; do
     printf 'tok-agent-h%s-0000000001 agent h%s\n' "$h" "$h" >>"$tmp/tokens"
 done
+chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 # a token file may be a line of the tokens file, after comments
 printf '# bob, the operator\n\n  tok-operator-0000000001 operator bob\n' >"$tmp/op.token"
 printf 'tok-reader-000000000001\n' >"$tmp/reader.token"

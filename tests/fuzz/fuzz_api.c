@@ -16,8 +16,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static ctl_ctx ctx;
-static util_token operator = {.token = "fuzz-operator-token", .role = UTIL_ROLE_OPERATOR, .name = "fuzz"};
-static util_token admin = {.token = "fuzz-admin-token", .role = UTIL_ROLE_ADMIN, .name = "fuzz"};
+static util_token operator = {.role = UTIL_ROLE_OPERATOR, .name = "fuzz"};
+static util_token admin = {.role = UTIL_ROLE_ADMIN, .name = "fuzz"};
 static uint64_t opt_n;
 static const util_opt opts[] = {
     {"n", UTIL_OPT_UINT, "1", 0, 10, &opt_n, "a setting", false},

@@ -30,6 +30,7 @@ op_token=operator-token-0123456789
     done
     echo "$op_token operator ops"
 } >"$work/tokens"
+chmod 600 "$work/tokens" # a tokens file only its owner can read
 "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
     --listen "[$croot]:$port" --agent-interval 1 >>"$work/controller.log" 2>&1 &
 ctl_pid=$!

@@ -34,6 +34,7 @@ fail() {
     echo "node-token-h1-0123456789 prober h1"
     echo "reader-token-0123456789 reader grafana"
 } >"$work/tokens"
+chmod 600 "$work/tokens" # a tokens file only its owner can read
 "$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$port" --window-ms 1000 \
     --report-tokens "$work/tokens" >"$work/localize.log" 2>&1 &
 pid=$!

@@ -40,12 +40,14 @@ op_token=operator-token-0123456789
     echo "prober-token-0123456789 prober localizer"
     echo "$op_token operator ops"
 } >"$work/tokens"
+chmod 600 "$work/tokens" # a tokens file only its owner can read
 echo prober-token-0123456789 >"$work/token-prober"
 # each host's node its own token, good for its own host's reports only
 for h in $hosts; do
     echo "node-token-$h-0123456789 prober $h"
     echo "node-token-$h-0123456789" >"$work/token-node-$h"
 done >"$work/node-tokens"
+chmod 600 "$work/node-tokens"
 # the controller: stopped and started again on the same database ($ctl_pid, killed at exit)
 ctl_start() {
     "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \

@@ -60,6 +60,7 @@ trap cleanup EXIT
     echo "tok-web-prober-000001 prober prober1"
     for h in 0 1 2 3 4 5 6 7; do echo "tok-web-agent-00000h$h agent h$h"; done
 } >"$tmp/tokens"
+chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 
 # --window: the seeded evidence must not age out during the run
 log=$tmp/controller.log

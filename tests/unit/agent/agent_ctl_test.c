@@ -281,6 +281,8 @@ static void controller_start(controller *c)
     ck_assert_ptr_nonnull(f);
     fprintf(f, "# TOKEN ROLE NAME\n%s agent h0\n%s operator bob\n", AGENT_TOKEN, OPERATOR_TOKEN);
     fclose(f);
+    /* the controller takes a tokens file only its owner can read */
+    ck_assert_int_eq(chmod(in_scratch("tokens"), 0600), 0);
     snprintf(listen, sizeof(listen), "127.0.0.1:%u", c->port);
     snprintf(logname, sizeof(logname), "controller.%u.log", ++c->starts);
     const char *log = in_scratch(logname);

@@ -18,7 +18,7 @@
 #define LAB CTL_TEST_ROOT "/deploy/topologies/lab.json"
 #define INTERVAL_MS 10000
 
-static const util_token T_AGENT5 = {(char[]){"agent-0123456789b"}, UTIL_ROLE_AGENT, (char[]){"h5"}};
+static const util_token T_AGENT5 = {.role = UTIL_ROLE_AGENT, .name = (char[]){"h5"}};
 
 static const char REG_H3[] = "{\"host\":\"h3\",\"version\":\"0.1.0\",\"mode\":\"srv6\","
                              "\"ports\":[{\"port\":0,\"up\":true},{\"port\":1,\"up\":false}],"

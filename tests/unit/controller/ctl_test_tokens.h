@@ -5,13 +5,10 @@
 
 #include "util.h"
 
-static const util_token T_READER = {(char[]){"reader-0123456789"}, UTIL_ROLE_READER,
-                                    (char[]){"rita"}};
-static const util_token T_AGENT = {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}};
-static const util_token T_PROBER = {(char[]){"prober-0123456789"}, UTIL_ROLE_PROBER,
-                                    (char[]){"pat"}};
-static const util_token T_OPER = {(char[]){"operator-01234567"}, UTIL_ROLE_OPERATOR,
-                                  (char[]){"olga"}};
-static const util_token T_ADMIN = {(char[]){"admin-0123456789a"}, UTIL_ROLE_ADMIN, (char[]){"ada"}};
+static const util_token T_READER = {.role = UTIL_ROLE_READER, .name = (char[]){"rita"}};
+static const util_token T_AGENT = {.role = UTIL_ROLE_AGENT, .name = (char[]){"h3"}};
+static const util_token T_PROBER = {.role = UTIL_ROLE_PROBER, .name = (char[]){"pat"}};
+static const util_token T_OPER = {.role = UTIL_ROLE_OPERATOR, .name = (char[]){"olga"}};
+static const util_token T_ADMIN = {.role = UTIL_ROLE_ADMIN, .name = (char[]){"ada"}};
 
 #endif
