@@ -14,6 +14,7 @@
 #include "ctl_blast.h"
 #include "ctl_health.h"
 #include "ctl_profile.h"
+#include "ctl_roles.h"
 #include "ctl_seen.h"
 #include "ctl_store.h"
 #include "util.h"
@@ -39,6 +40,7 @@ typedef struct ctl_ctx {
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */
+    size_t max_entries; /* the denylist's bound (--max-entries); 0 for none */
     int64_t history_ms; /* how long the health history is kept in the store */
     const util_opt *opts;
     ctl_metrics metrics;

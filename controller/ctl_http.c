@@ -197,8 +197,9 @@ static enum MHD_Result push(ctl_http *h, conn *c, struct MHD_Connection *mc, con
 static size_t body_limit(ctl_http *h, struct MHD_Connection *mc, const char *url)
 {
     const util_token *t = strcmp(url, "/api/v1/probes") == 0 ? who(h, mc) : NULL;
-    return t && t->role >= UTIL_ROLE_PROBER && h->cfg.max_body < PROBES_MAX_BODY ? PROBES_MAX_BODY
-                                                                                : h->cfg.max_body;
+    return t && ctl_roles_allow("POST", url, t->role) && h->cfg.max_body < PROBES_MAX_BODY
+               ? PROBES_MAX_BODY
+               : h->cfg.max_body;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char *url,

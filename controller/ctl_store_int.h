@@ -6,12 +6,17 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 #include "ctl_store.h"
 
 struct ctl_store {
     sqlite3 *db;
     pthread_mutex_t lock; /* one statement or transaction at a time on |db| */
+    /* the denylist's entries, kept on each committed add and removal so that a count (the
+     * bound, /metrics) never walks the list under |lock| */
+    atomic_size_t ndeny;
+    size_t max_deny; /* the bound on ndeny; 0 for none */
 };
 
 #endif
