@@ -23,6 +23,8 @@ static const char *const schema =
     " id INTEGER PRIMARY KEY AUTOINCREMENT, element TEXT NOT NULL, scope TEXT NOT NULL,"
     " reason TEXT NOT NULL, source TEXT NOT NULL, author TEXT NOT NULL,"
     " created INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);"
+    /* an add looks for the entry identical to it (ctl_store_deny_find) */
+    "CREATE INDEX IF NOT EXISTS denylist_same ON denylist (element, scope, start, end, author);"
     "CREATE TABLE IF NOT EXISTS audit ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);"
