@@ -45,9 +45,9 @@ static const util_opt opts[] = {
     {.name = "history-days", .kind = UTIL_OPT_UINT, .def = "7", .min = 1, .max = 3650, .dest = &o.history_days, .arg = "DAYS", .help = "how long the elements' health history is kept in the store"},
     {.name = "floor", .kind = UTIL_OPT_UINT, .def = "50", .min = 0, .max = 100, .dest = &o.floor, .arg = "PCT", .help = "percent of its path capacity a denylist entry may not cut a host pair below (without force)"},
     /* 4096 entries: at the longest fields (a 95-character element, a 255-character reason all
-     * escaped to \u00XX, a 63-character author, a window) an entry is 2,040 bytes of the list,
-     * so the whole list stays under 8.2 MiB, an eighth of an agent's 64 MiB body limit; a
-     * typical entry (about 250 bytes) makes it 1 MiB (tests/controller/denylist.sh measures) */
+     * escaped to two bytes a character, a 63-character author, a window) an entry is 881 bytes
+     * of the list (tests/controller/denylist.sh measures), so the whole list stays under
+     * 3.5 MiB (4096 x 881), a nineteenth of an agent's 64 MiB body limit */
     {.name = "max-entries", .kind = UTIL_OPT_UINT, .def = "4096", .min = 1, .max = 16384, .dest = &o.max_entries, .arg = "N", .help = "denylist entries at most; an add beyond is refused (409)"},
     UTIL_OPT_CC(&o.cc),
     UTIL_OPT_PORT_GBPS(&o.port_gbps),
