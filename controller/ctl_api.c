@@ -14,9 +14,11 @@
 #include "ctl_element.h"
 #include "ctl_profile.h"
 #include "util_httpd.h"
+#include "ctl_roles.h"
 
 #define PREFIX "/api/v1"
 #define PAGE_MAX 1000
+#define DENY_PAGE 100 /* a page of the denylist: 88 kB at most (881 bytes an entry) */
 
 static pthread_mutex_t deny_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -54,17 +56,30 @@ static void send_json(ctl_resp *r, int status, json_object *j)
     send_body(r, status, "application/json", j);
 }
 
-static bool allowed(const ctl_req *q, ctl_resp *r, util_role need)
+int ctl_api_admit(const char *method, const char *path, const util_token *who, char *detail,
+                  size_t len)
 {
-    if (!q->who) {
-        ctl_api_problem(r, 401, q->path,
-                        "a valid bearer token is needed (Authorization: Bearer TOKEN)");
-        return false;
+    if (!who) {
+        snprintf(detail, len, "a valid bearer token is needed (Authorization: Bearer TOKEN)");
+        return 401;
     }
-    if (q->who->role < need) {
-        ctl_api_problem(r, 403, q->path, "the %s role of '%s' may not %s %s; it takes %s",
-                        util_role_name(q->who->role), q->who->name, q->method, q->path,
-                        util_role_name(need));
+    unsigned mask;
+    if (ctl_roles_need(method, path, &mask, NULL) == 0 && !(mask & CTL_ROLE_BIT(who->role))) {
+        char names[96];
+        ctl_roles_names(mask, names, sizeof(names));
+        snprintf(detail, len, "the %s role of '%s' may not %s %s; it takes %s",
+                 util_role_name(who->role), who->name, method, path, names);
+        return 403;
+    }
+    return 0;
+}
+
+static bool admitted(const ctl_req *q, ctl_resp *r)
+{
+    char detail[512];
+    int status = ctl_api_admit(q->method, q->path, q->who, detail, sizeof(detail));
+    if (status != 0) {
+        ctl_api_problem(r, status, q->path, "%s", detail);
         return false;
     }
     return true;
@@ -347,6 +362,11 @@ static int parse_deny(const ctl_ctx *c, const ctl_req *q, ctl_deny *d, char *why
             snprintf(why, whylen, "the window must end after it starts");
             goto out;
         }
+        if (d->end <= ctl_now_ms()) {
+            snprintf(why, whylen,
+                     "the window ended before now: an entry for it would never be in force");
+            goto out;
+        }
     }
     status = 0;
 out:
@@ -392,18 +412,49 @@ static int blast(ctl_ctx *c, const ctl_deny *d, ctl_blast_result *res)
     return 0;
 }
 
+/* GET /api/v1/denylist: without limit or after the whole list with its version in one
+ * answer, which is what the agents and the localizer fetch (a list read page by page could
+ * mix two versions; --max-entries keeps the whole far under an agent's 64 MiB); with either, a
+ * page for people and their tools, "next" the cursor for after= (null on the last page). */
+static void bound_refused(const ctl_req *q, ctl_resp *r, size_t max)
+{
+    ctl_api_problem(r, 409, q->path,
+                    "the denylist holds its limit of %zu entries (--max-entries); nothing was "
+                    "changed: remove entries no longer needed first",
+                    max);
+}
+
+static void get_denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
+{
+    bool paged = q->arg && (q->arg(q->arg_user, "limit") || q->arg(q->arg_user, "after"));
+    uint64_t after, limit;
+    if (!arg_uint(q, r, "after", 0, 0, INT64_MAX, &after) ||
+        !arg_uint(q, r, "limit", DENY_PAGE, 1, PAGE_MAX, &limit)) {
+        return;
+    }
+    /* the version first: a change after it moves the version past it, so a client that
+     * compares never takes stale entries for new */
+    int64_t version = ctl_store_version(c->store), next = 0;
+    json_object *entries = paged ? ctl_store_deny_page(c->store, (int64_t)after,
+                                                       (unsigned)limit, &next)
+                                 : ctl_store_deny_list(c->store);
+    if (!entries) {
+        ctl_api_problem(r, 503, q->path, "the store could not be read");
+        return;
+    }
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "version", json_object_new_int64(version));
+    json_object_object_add(j, "entries", entries);
+    if (paged) {
+        json_object_object_add(j, "next", next ? json_object_new_int64(next) : NULL);
+    }
+    send_json(r, 200, j);
+}
+
 static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
 {
     if (strcmp(q->method, "GET") == 0) {
-        json_object *entries = ctl_store_deny_list(c->store);
-        if (!entries) {
-            ctl_api_problem(r, 503, q->path, "the store could not be read");
-            return;
-        }
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "version", json_object_new_int64(ctl_store_version(c->store)));
-        json_object_object_add(j, "entries", entries);
-        send_json(r, 200, j);
+        get_denylist(c, q, r);
         return;
     }
     if (strcmp(q->method, "POST") != 0) {
@@ -411,8 +462,21 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         return;
     }
     bool dry, force;
-    if (!allowed(q, r, UTIL_ROLE_PROBER) || !arg_bool(q, r, "dry_run", &dry) ||
-        !arg_bool(q, r, "force", &force) || (force && !dry && !allowed(q, r, UTIL_ROLE_OPERATOR))) {
+    if (!arg_bool(q, r, "dry_run", &dry) || !arg_bool(q, r, "force", &force)) {
+        return;
+    }
+    if (force && !dry && !ctl_roles_allow_q("POST", q->path, "force=true", q->who->role)) {
+        char names[96];
+        unsigned mask = 0;
+        size_t n;
+        const ctl_route *t = ctl_roles_table(&n);
+        for (size_t i = 0; i < n; i++) {
+            mask |= t[i].qualifier && strcmp(t[i].qualifier, "force=true") == 0 ? t[i].roles : 0;
+        }
+        ctl_roles_names(mask, names, sizeof(names));
+        ctl_api_problem(r, 403, q->path,
+                        "the %s role of '%s' may not add an entry with force=true; it takes %s",
+                        util_role_name(q->who->role), q->who->name, names);
         return;
     }
     ctl_deny d;
@@ -424,11 +488,22 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     }
     snprintf(d.author, sizeof(d.author), "%s", q->who->name);
     snprintf(d.source, sizeof(d.source), "%s",
-             q->who->role == UTIL_ROLE_PROBER ? "prober" : "operator");
+             q->who->role == UTIL_ROLE_PROBER || q->who->role == UTIL_ROLE_LOCALIZER ? "prober"
+                                                                                   : "operator");
     /* the check and the add are one step, or two entries each fine alone could pass together */
     pthread_mutex_lock(&deny_lock);
     ctl_blast_result br;
-    if (blast(c, &d, &br) != 0) {
+    ctl_deny same;
+    int found = dry ? 0 : ctl_store_deny_find(c->store, &d, &same);
+    size_t max = c->max_entries;
+    if (found < 0) {
+        ctl_api_problem(r, 503, q->path, "the store could not be read; nothing was changed");
+    } else if (found) {
+        /* the same request again (a retry, a second drain) is the entry it made */
+        send_json(r, 200, ctl_deny_json(&same, ctl_now_ms()));
+    } else if (!dry && max && ctl_store_deny_count(c->store) >= max) {
+        bound_refused(q, r, max);
+    } else if (blast(c, &d, &br) != 0) {
         ctl_api_problem(r, 503, q->path, "the store could not be read; nothing was changed");
     } else if (dry) {
         json_object *j = json_object_new_object(), *e = ctl_deny_json(&d, ctl_now_ms());
@@ -451,7 +526,9 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     } else {
         d.forced = br.below_floor > 0;
         int rv = ctl_store_deny_add(c->store, &d);
-        if (rv != 0) {
+        if (rv == -EDQUOT) {
+            bound_refused(q, r, max);
+        } else if (rv != 0) {
             ctl_api_problem(r, 503, q->path, "%s; the entry was not committed; nothing was changed",
                             ctl_store_strerror(rv));
         } else {
@@ -495,10 +572,17 @@ static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idte
         ctl_api_problem(r, 405, q->path, "%s takes GET or DELETE", q->path);
         return;
     }
-    if (!allowed(q, r, UTIL_ROLE_PROBER)) {
+    ctl_own own;
+    bool probers_only = ctl_roles_own(q->method, q->path, q->who->role, &own) &&
+                        own == CTL_OWN_PROBER;
+    int rv = ctl_store_deny_del_if(c->store, id, q->who->name, probers_only ? "prober" : NULL);
+    if (rv == -EPERM) {
+        ctl_api_problem(r, 403, q->path,
+                        "the %s role of '%s' may remove only prober entries, and entry %lld is an "
+                        "operator's; an operator or admin may remove it",
+                        util_role_name(q->who->role), q->who->name, id);
         return;
     }
-    int rv = ctl_store_deny_del(c->store, id, q->who->name);
     if (rv == -ENOENT) {
         ctl_api_problem(r, 404, q->path, "there is no denylist entry %lld", id);
         return;
@@ -533,10 +617,13 @@ static void get_audit(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     send_json(r, 200, j);
 }
 
-/* An agent's token reports for its own host only: the host its name names. */
+/* A token its row holds to its own host (an agent's, a prober node's) speaks only for the host
+ * its name names. */
 static bool own_host(const ctl_req *q, const char *host, char *why, size_t whylen)
 {
-    if (q->who->role != UTIL_ROLE_AGENT || strcmp(host, q->who->name) == 0) {
+    ctl_own own;
+    if (!ctl_roles_own(q->method, q->path, q->who->role, &own) || own != CTL_OWN_HOST ||
+        strcmp(host, q->who->name) == 0) {
         return true;
     }
     snprintf(why, whylen, "the token of '%s' may report only as '%s', not as '%s'", q->who->name,
@@ -552,9 +639,6 @@ static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes
         ctl_api_problem(r, 405, q->path, "%s takes POST only", q->path);
         return;
     }
-    if (!allowed(q, r, probes ? UTIL_ROLE_PROBER : UTIL_ROLE_AGENT)) {
-        return;
-    }
     char why[256];
     json_object *o = body_json(q, why, sizeof(why)), *h;
     const char *host =
@@ -567,7 +651,9 @@ static void post_evidence(ctl_ctx *c, const ctl_req *q, ctl_resp *r, bool probes
     if (o && probes) {
         status = ctl_health_probes(c->health, o, q->who->name, now, why, sizeof(why));
     } else if (o) {
-        if (host && !own_host(q, host, why, sizeof(why))) {
+        if (!host) {
+            snprintf(why, sizeof(why), "the report names no 'host' (a string)");
+        } else if (!own_host(q, host, why, sizeof(why))) {
             status = 403;
         } else if ((status = ctl_agents_report_check(c->topo, o, &sum, why, sizeof(why))) == 0) {
             status = ctl_health_report(c->health, o, q->who->name, now, why, sizeof(why));
@@ -606,22 +692,13 @@ static void agents(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         }
         return;
     }
-    if (!allowed(q, r, UTIL_ROLE_AGENT)) {
-        return;
-    }
-    if (q->who->role != UTIL_ROLE_AGENT && q->who->role != UTIL_ROLE_ADMIN) {
-        ctl_api_problem(r, 403, q->path,
-                        "the %s role of '%s' may not register an agent; it takes agent (as its "
-                        "own host) or admin",
-                        util_role_name(q->who->role), q->who->name);
-        return;
-    }
     char why[256];
+    ctl_own own;
+    bool own_only = ctl_roles_own(q->method, q->path, q->who->role, &own) && own == CTL_OWN_HOST;
     json_object *o = body_json(q, why, sizeof(why)), *out = NULL;
-    int status =
-        o ? ctl_agents_register(c->agents, o, q->who->role == UTIL_ROLE_AGENT ? q->who->name : NULL,
-                                ctl_now_ms(), &out, why, sizeof(why))
-          : 400;
+    int status = o ? ctl_agents_register(c->agents, o, own_only ? q->who->name : NULL,
+                                         ctl_now_ms(), &out, why, sizeof(why))
+                   : 400;
     json_object_put(o);
     if (status) {
         ctl_api_problem(r, status, q->path, "%s", why);
@@ -758,7 +835,7 @@ static void get_probers(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         ctl_api_problem(r, 503, q->path, "this controller keeps no record of its tokens' use");
         return;
     }
-    send_json(r, 200, ctl_seen_list(c->seen, UTIL_ROLE_PROBER));
+    send_json(r, 200, ctl_seen_list(c->seen, CTL_ROLE_BIT(UTIL_ROLE_PROBER) | CTL_ROLE_BIT(UTIL_ROLE_LOCALIZER)));
 }
 
 static void get_hosts(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
@@ -831,7 +908,7 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         ctl_api_problem(r, 404, p, "no resource at %s (the API is under " PREFIX ")", p);
         return;
     }
-    if (!allowed(q, r, UTIL_ROLE_READER)) {
+    if (!admitted(q, r)) {
         return;
     }
     ctl_seen_note(c->seen, q->who, ctl_now_ms());
@@ -916,11 +993,15 @@ char *ctl_metrics_text(ctl_ctx *c, size_t *plen)
     EMIT("# HELP mrcfab_denylist_changes_total Denylist entries added or removed.\n");
     EMIT("# TYPE mrcfab_denylist_changes_total counter\n");
     EMIT("mrcfab_denylist_changes_total %" PRIuFAST64 "\n", atomic_load(&m->denylist_changes));
-    json_object *list = ctl_store_deny_list(c->store);
+    /* a count kept on each change: /metrics is open to anyone and must cost the same at any
+     * length of the list */
     EMIT("# HELP mrcfab_denylist_entries Entries in the denylist.\n");
     EMIT("# TYPE mrcfab_denylist_entries gauge\n");
-    EMIT("mrcfab_denylist_entries %zu\n", list ? json_object_array_length(list) : 0);
-    json_object_put(list);
+    EMIT("mrcfab_denylist_entries %zu\n", ctl_store_deny_count(c->store));
+    EMIT("# HELP mrcfab_denylist_max_entries The bound on the denylist's entries "
+         "(--max-entries; 0 none).\n");
+    EMIT("# TYPE mrcfab_denylist_max_entries gauge\n");
+    EMIT("mrcfab_denylist_max_entries %zu\n", c->max_entries);
     EMIT("# HELP mrcfab_denylist_version The denylist's version.\n");
     EMIT("# TYPE mrcfab_denylist_version gauge\n");
     EMIT("mrcfab_denylist_version %" PRId64 "\n", ctl_store_version(c->store));

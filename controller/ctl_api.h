@@ -14,6 +14,7 @@
 #include "ctl_blast.h"
 #include "ctl_health.h"
 #include "ctl_profile.h"
+#include "ctl_roles.h"
 #include "ctl_seen.h"
 #include "ctl_store.h"
 #include "util.h"
@@ -39,6 +40,7 @@ typedef struct ctl_ctx {
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */
+    size_t max_entries; /* the denylist's bound (--max-entries); 0 for none */
     int64_t history_ms; /* how long the health history is kept in the store */
     const util_opt *opts;
     ctl_metrics metrics;
@@ -67,6 +69,11 @@ typedef struct ctl_resp {
     char etag[48]; /* the answer's ETag (with its quotes), "" for none */
 } ctl_resp;
 
+/* The role table's admission, from the method, the path and the token alone (so before the body
+ * is read): 0, or 401 (no valid token) or 403 (the token's role may not) with a sentence in
+ * |detail|. A path or method of no row passes, for the routing's 404 or 405. */
+int ctl_api_admit(const char *method, const char *path, const util_token *who, char *detail,
+                  size_t len);
 /* Handles |req| into |resp| (whose body the caller frees). Never fails: a fault is a problem
  * document (RFC 9457) with its status. */
 void ctl_api_handle(ctl_ctx *ctx, const ctl_req *req, ctl_resp *resp);

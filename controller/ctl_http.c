@@ -11,13 +11,14 @@
 #include <strings.h>
 
 #include "ctl_http.h"
+#include "ctl_roles.h"
 #include "ctl_web.h"
 #include "util_httpd.h"
 
 #define PUSH_PATH "/api/v1/denylist/version"
-/* The largest body a request may bring: --max-body, and for a prober's evidence (a
+/* The largest body a request may bring: --max-body, and for the prober's evidence (a
  * localizer's post holds every verdict it has, which may not be split) PROBES_MAX_BODY, but
- * only with a prober's token: a request without one is never given the larger room. */
+ * only with a token the role table admits there: no other request gets the larger room. */
 #define PROBES_MAX_BODY (4u << 20)
 
 struct ctl_http {
@@ -138,9 +139,11 @@ static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detai
     ctl_http *h = user;
     const char *path = util_httpd_req_path(req), *method = util_httpd_req_method(req);
     const util_token *t = util_httpd_req_token(req);
-    if (strncmp(path, "/api/v1/", 8) == 0 && !t) {
-        snprintf(detail, detaillen, "a valid bearer token is needed (Authorization: Bearer TOKEN)");
-        return 401;
+    if (strncmp(path, "/api/v1/", 8) == 0) {
+        int status = ctl_api_admit(method, path, t, detail, detaillen);
+        if (status != 0) {
+            return status;
+        }
     }
     if ((strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0) && has_body(req)) {
         const char *ct = util_httpd_req_header(req, "Content-Type");
@@ -149,7 +152,7 @@ static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detai
             return 415;
         }
     }
-    if (strcmp(path, "/api/v1/probes") == 0 && t && t->role >= UTIL_ROLE_PROBER &&
+    if (strcmp(path, "/api/v1/probes") == 0 && t && ctl_roles_allow("POST", path, t->role) &&
         h->cfg.max_body < PROBES_MAX_BODY) {
         *pmax_body = PROBES_MAX_BODY;
     }

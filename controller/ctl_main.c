@@ -20,7 +20,7 @@
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key, *client_ca, *cc, *web, *log;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval,
-        history_days;
+        history_days, max_entries;
     uint64_t request_timeout, per_client, max_waiting, rate_limit, rate_burst;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
@@ -51,6 +51,11 @@ static const util_opt opts[] = {
     {.name = "agent-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.agent_interval, .arg = "S", .help = "seconds between an agent's reports; an agent silent for 3 of them is stale"},
     {.name = "history-days", .kind = UTIL_OPT_UINT, .def = "7", .min = 1, .max = 3650, .dest = &o.history_days, .arg = "DAYS", .help = "how long the elements' health history is kept in the store"},
     {.name = "floor", .kind = UTIL_OPT_UINT, .def = "50", .min = 0, .max = 100, .dest = &o.floor, .arg = "PCT", .help = "percent of its path capacity a denylist entry may not cut a host pair below (without force)"},
+    /* 4096 entries: at the longest fields (a 95-character element, a 255-character reason all
+     * escaped to two bytes a character, a 63-character author, a window) an entry is 881 bytes
+     * of the list (tests/controller/denylist.sh measures), so the whole list stays under
+     * 3.5 MiB (4096 x 881), a nineteenth of an agent's 64 MiB body limit */
+    {.name = "max-entries", .kind = UTIL_OPT_UINT, .def = "4096", .min = 1, .max = 16384, .dest = &o.max_entries, .arg = "N", .help = "denylist entries at most; an add beyond is refused (409)"},
     UTIL_OPT_CC(&o.cc),
     UTIL_OPT_PORT_GBPS(&o.port_gbps),
     UTIL_OPT_BASE_RTT_NS(&o.base_rtt_ns),
@@ -218,6 +223,8 @@ int main(int argc, char **argv)
     }
     ctx->blast = ctl_blast_new(topo);
     ctx->floor = (double)o.floor / 100;
+    ctx->max_entries = (size_t)o.max_entries;
+    ctl_store_deny_set_max(store, ctx->max_entries);
     ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,
                                      o.trimming};
     ctx->opts = opts;

@@ -54,13 +54,13 @@ void ctl_seen_note(ctl_seen *s, const util_token *who, int64_t now)
     atomic_fetch_add_explicit(&sl->requests, 1, memory_order_relaxed);
 }
 
-json_object *ctl_seen_list(ctl_seen *s, util_role role)
+json_object *ctl_seen_list(ctl_seen *s, unsigned roles)
 {
     json_object *j = json_object_new_object(), *items = json_object_new_array();
     int64_t total = 0;
     for (size_t i = 0; i < s->auth->n; i++) {
         const util_token *t = &s->auth->tokens[i];
-        if (t->role != role) {
+        if (!(roles & (1u << (unsigned)t->role))) {
             continue;
         }
         json_object *o = json_object_new_object();

@@ -21,8 +21,9 @@ void ctl_seen_free(ctl_seen *seen);
  * thread. */
 void ctl_seen_note(ctl_seen *seen, const util_token *who, int64_t now);
 
-/* Every token of role |role|, in the tokens file's order, as {"total": N, "items": [{"name",
- * "last_seen" (RFC 3339 UTC, or null when never seen), "requests"}]} (a new reference). */
-json_object *ctl_seen_list(ctl_seen *seen, util_role role);
+/* Every token whose role's bit (1 << role) is in |roles|, in the tokens file's order, as
+ * {"total": N, "items": [{"name", "last_seen" (RFC 3339 UTC, or null when never seen),
+ * "requests"}]} (a new reference). */
+json_object *ctl_seen_list(ctl_seen *seen, unsigned roles);
 
 #endif

@@ -25,6 +25,8 @@ static const char *const schema =
     " id INTEGER PRIMARY KEY AUTOINCREMENT, element TEXT NOT NULL, scope TEXT NOT NULL,"
     " reason TEXT NOT NULL, source TEXT NOT NULL, author TEXT NOT NULL,"
     " created INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);"
+    /* an add looks for the entry identical to it (ctl_store_deny_find) */
+    "CREATE INDEX IF NOT EXISTS denylist_same ON denylist (element, scope, start, end, author);"
     "CREATE TABLE IF NOT EXISTS audit ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, entry INTEGER NOT NULL, detail TEXT NOT NULL);"
@@ -243,6 +245,14 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
         free(s);
         return -EIO;
     }
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM denylist", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    atomic_init(&s->ndeny, (size_t)n);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->rlock, NULL);
     pthread_cond_init(&s->rfree, NULL);
@@ -322,6 +332,18 @@ json_object *ctl_deny_json(const ctl_deny *d, int64_t now)
     return j;
 }
 
+void ctl_store_deny_set_max(ctl_store *s, size_t max)
+{
+    pthread_mutex_lock(&s->lock);
+    s->max_deny = max;
+    pthread_mutex_unlock(&s->lock);
+}
+
+size_t ctl_store_deny_count(ctl_store *s)
+{
+    return atomic_load(&s->ndeny);
+}
+
 int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
 {
     sqlite3_stmt *st = NULL;
@@ -331,6 +353,11 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     }
     rv = -EIO;
     d->created = ctl_now_ms();
+    /* under the lock, so that adds racing past a check outside cannot go over the bound */
+    if (s->max_deny && atomic_load(&s->ndeny) >= s->max_deny) {
+        rv = -EDQUOT;
+        goto out;
+    }
     rv = exec(s, "BEGIN IMMEDIATE");
     if (rv != 0) {
         goto out;
@@ -363,6 +390,7 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     if (a != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
         goto rollback;
     }
+    atomic_fetch_add(&s->ndeny, 1);
     rv = 0;
     goto out;
 rollback:
@@ -377,6 +405,11 @@ out:
 
 int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
 {
+    return ctl_store_deny_del_if(s, id, actor, NULL);
+}
+
+int ctl_store_deny_del_if(ctl_store *s, int64_t id, const char *actor, const char *source)
+{
     sqlite3_stmt *st = NULL;
     int rv = ctl_store_wlock(s);
     if (rv != 0) {
@@ -388,6 +421,26 @@ int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
         goto out;
     }
     rv = -EIO;
+    if (sqlite3_prepare_v2(s->db, "SELECT source FROM denylist WHERE id = ?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        rv = -ENOENT;
+        goto rollback;
+    }
+    if (rc != SQLITE_ROW) {
+        goto rollback;
+    }
+    /* the owner is read and the row removed in one transaction: a check apart could pass for
+     * an entry replaced in between */
+    if (source && strcmp((const char *)sqlite3_column_text(st, 0), source) != 0) {
+        rv = -EPERM;
+        goto rollback;
+    }
+    sqlite3_finalize(st);
     if (sqlite3_prepare_v2(s->db, "DELETE FROM denylist WHERE id = ?", -1, &st, NULL) !=
         SQLITE_OK) {
         goto rollback;
@@ -396,14 +449,10 @@ int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
     if (sqlite3_step(st) != SQLITE_DONE) {
         goto rollback;
     }
-    if (sqlite3_changes(s->db) == 0) {
-        rv = -ENOENT;
-        goto rollback;
-    }
     if (audit(s, actor, "remove", id, "{}") != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
-        rv = -EIO;
         goto rollback;
     }
+    atomic_fetch_sub(&s->ndeny, 1);
     rv = 0;
     goto out;
 rollback:
@@ -512,6 +561,69 @@ int ctl_store_deny_all(ctl_store *s, ctl_deny **pv, size_t *pn)
 json_object *ctl_store_deny_list(ctl_store *s)
 {
     return deny_query(s, 0);
+}
+
+#define DENY_COLUMNS "SELECT id, element, scope, reason, source, author, created, start, end "
+
+int ctl_store_deny_find(ctl_store *s, const ctl_deny *d, ctl_deny *pfound)
+{
+    sqlite3_stmt *st;
+    int rv = -EIO;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db,
+                           DENY_COLUMNS "FROM denylist WHERE element = ? AND scope = ? AND "
+                                        "start = ? AND end = ? AND author = ? ORDER BY id LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, d->element, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, d->scope, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, d->start);
+        sqlite3_bind_int64(st, 4, d->end);
+        sqlite3_bind_text(st, 5, d->author, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            row_deny(st, pfound);
+            rv = 1;
+        } else if (rc == SQLITE_DONE) {
+            rv = 0;
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rv;
+}
+
+json_object *ctl_store_deny_page(ctl_store *s, int64_t after, unsigned limit, int64_t *pnext)
+{
+    sqlite3_stmt *st;
+    json_object *a = NULL;
+    int64_t now = ctl_now_ms(), last = 0;
+    unsigned n = 0;
+    *pnext = 0;
+    pthread_mutex_lock(&s->lock);
+    if (sqlite3_prepare_v2(s->db, DENY_COLUMNS "FROM denylist WHERE id > ? ORDER BY id LIMIT ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, after);
+        sqlite3_bind_int64(st, 2, (int64_t)limit + 1); /* one more says whether more follow */
+        a = json_object_new_array();
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (n++ == limit) {
+                *pnext = last;
+                continue;
+            }
+            ctl_deny d;
+            row_deny(st, &d);
+            last = d.id;
+            json_object_array_add(a, ctl_deny_json(&d, now));
+        }
+        if (rc != SQLITE_DONE) {
+            json_object_put(a);
+            a = NULL;
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return a;
 }
 
 json_object *ctl_store_deny_get(ctl_store *s, int64_t id)

@@ -37,13 +37,28 @@ void ctl_store_set_busy_ms(ctl_store *store, int busy_ms);
  * on in each case. */
 const char *ctl_store_strerror(int rv);
 
-/* Adds |d| (its id and created are set) and bumps the version. 0 or -EBUSY, -ENOSPC, -EROFS,
- * -EIO (every write of the store: nothing changed). */
+/* Bounds the denylist at |max| entries (0: no bound); entries already stored stay. */
+void ctl_store_deny_set_max(ctl_store *store, size_t max);
+/* The number of entries, without the store's lock (kept on each commit). */
+size_t ctl_store_deny_count(ctl_store *store);
+/* Adds |d| (its id and created are set) and bumps the version. 0; -EDQUOT when the list holds
+ * its bound of entries already (nothing is written, not even to the audit log); or -EBUSY,
+ * -ENOSPC, -EROFS, -EIO (every write of the store: nothing changed). */
 int ctl_store_deny_add(ctl_store *store, ctl_deny *d);
+/* The entry identical to |d| (the same element, scope, window and author) into |*pfound|:
+ * 1 when there is one, 0 when not, -EIO. */
+int ctl_store_deny_find(ctl_store *store, const ctl_deny *d, ctl_deny *pfound);
 /* Removes entry |id|; 0, -ENOENT or -EIO. */
 int ctl_store_deny_del(ctl_store *store, int64_t id, const char *actor);
+/* The same, only if the entry's source is |source| (NULL: any): -EPERM, with nothing changed,
+ * when it is another's. */
+int ctl_store_deny_del_if(ctl_store *store, int64_t id, const char *actor, const char *source);
 /* The entries as a JSON array (a new reference), oldest first; NULL on a store error. */
 json_object *ctl_store_deny_list(ctl_store *store);
+/* At most |limit| entries with ids above |after|, oldest first; |*pnext| is the last one's id
+ * when more follow, else 0. NULL on a store error. */
+json_object *ctl_store_deny_page(ctl_store *store, int64_t after, unsigned limit,
+                                 int64_t *pnext);
 /* Every entry, oldest first, into a new array |*pv| of |*pn|. 0 or -EIO. */
 int ctl_store_deny_all(ctl_store *store, ctl_deny **pv, size_t *pn);
 /* One entry as JSON, or NULL when there is none. */

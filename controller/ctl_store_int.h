@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdatomic.h>
 
 #include "ctl_store.h"
 
@@ -26,6 +27,10 @@ struct ctl_store {
     pthread_cond_t rfree;
     sqlite3 *readers[CTL_STORE_READERS];
     bool rbusy[CTL_STORE_READERS];
+    /* the denylist's entries, kept on each committed add and removal so that a count (the
+     * bound, /metrics) never walks the list under |lock| */
+    atomic_size_t ndeny;
+    size_t max_deny; /* the bound on ndeny; 0 for none */
 };
 
 /* A read-only connection for one read (its statements, then ctl_store_rput), or NULL when none

@@ -488,7 +488,8 @@ loc_url() { echo "http://[$mgmt_net:ffff]:$((ctl_port + 1))"; }
 new_token() { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; }
 
 # Every process its own token: the controller's file names the agents (role agent, named
-# after the host), the localizer (prober), an admin and a reader; the localizer's file names
+# after the host), the localizer (role localizer: the one that posts every host's evidence and
+# verdicts), an admin and a reader; the localizer's file names
 # each host's prober node (a node's token signs only its own host's reports).
 tokens_make() {
     local t h
@@ -505,7 +506,7 @@ tokens_make() {
         {
             echo "$(cat "$dir/token/admin") admin lab-admin"
             echo "$(cat "$dir/token/reader") reader lab-reader"
-            echo "$(cat "$dir/token/localizer") prober localizer"
+            echo "$(cat "$dir/token/localizer") localizer localizer"
             for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
         } >"$dir/tokens"
         for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/node-$h") prober $h"; done \

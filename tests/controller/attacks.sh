@@ -127,7 +127,7 @@ pid=
 
 # the localizer: one 300 MiB body announced without a token
 lport=$((30000 + $$ % 20000))
-echo "node-token-h0-0123456789 prober h0" >"$tmp/rtokens"
+(umask 077 && echo "node-token-h0-0123456789 prober h0" >"$tmp/rtokens")
 "$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:$lport" \
     --report-tokens "$tmp/rtokens" >"$tmp/loc.log" 2>&1 &
 lpid=$!

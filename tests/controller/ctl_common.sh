@@ -22,13 +22,14 @@ ctl_port() {
 }
 
 # ctl_tokens FILE: a tokens file with one token of each role: alice reader, h0 agent, prober1
-# prober, bob operator, root admin
+# prober, loc1 localizer, bob operator, root admin
 ctl_tokens() {
     cat >"$1" <<'TOKENS'
 # TOKEN ROLE NAME
 tok-reader-000000000001 reader alice
 tok-agent-0000000000001 agent h0
 tok-prober-000000000001 prober prober1
+tok-localizer-000000001 localizer loc1
 tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
 TOKENS

@@ -25,7 +25,7 @@ trap cleanup EXIT
 source "$root/tests/controller/ctl_common.sh"
 
 ctl_tokens "$tmp/tokens"
-echo "tok-prober-000000000002 prober prober2" >>"$tmp/tokens"
+echo "tok-prober-000000000002 localizer prober2" >>"$tmp/tokens"
 topo=$root/deploy/topologies/lab.json
 
 # the dashboard's folder: a page, a script, a module, a subfolder's file, a file of no known
@@ -157,7 +157,7 @@ check '[ "$s" = 405 ] && problem 405' "POST whoami: 405"
 
 # probers: never seen, then seen after one request
 s=$(get GET /api/v1/probers tok-reader-000000000001)
-check '[ "$s" = 200 ] && [ "$(json "d[\"total\"], [(p[\"name\"], p[\"last_seen\"], p[\"requests\"]) for p in d[\"items\"]]")" = "2 [('"'"'prober1'"'"', None, 0), ('"'"'prober2'"'"', None, 0)]" ]' "probers: both prober tokens, never seen"
+check '[ "$s" = 200 ] && [ "$(json "d[\"total\"], [(p[\"name\"], p[\"last_seen\"], p[\"requests\"]) for p in d[\"items\"]]")" = "3 [('"'"'prober1'"'"', None, 0), ('"'"'loc1'"'"', None, 0), ('"'"'prober2'"'"', None, 0)]" ]' "probers: the prober and localizer tokens, never seen"
 s=$(get GET /api/v1/probers); check '[ "$s" = 401 ] && problem 401' "probers without a token: 401"
 t0=$(date -u +%s)
 s=$(get GET /api/v1/fabric tok-prober-000000000001)
@@ -167,7 +167,7 @@ seen_now() {
     python3 - "$tmp/out" "$t0" <<'PY'
 import datetime, json, sys
 d = json.load(open(sys.argv[1]))
-p1, p2 = d["items"]
+p1, _, p2 = d["items"]
 seen = datetime.datetime.strptime(p1["last_seen"], "%Y-%m-%dT%H:%M:%S.%fZ")
 seen = seen.replace(tzinfo=datetime.timezone.utc).timestamp()
 ok = p1["name"] == "prober1" and p1["requests"] >= 1 and abs(seen - int(sys.argv[2])) < 30
@@ -189,11 +189,11 @@ lpid=$!
 n=0
 for _ in $(seq 160); do
     get GET /api/v1/probers tok-reader-000000000001 >/dev/null
-    n=$(json 'd["items"][1]["requests"]')
+    n=$(json 'd["items"][2]["requests"]')
     [ "$n" -ge 2 ] && break
     sleep 0.05
 done
-check '[ "$n" -ge 2 ] && [ "$(json "d[\"items\"][1][\"last_seen\"] is not None")" = True ]' "the localizer's heartbeat: prober2 seen at once and again 5 s later"
+check '[ "$n" -ge 2 ] && [ "$(json "d[\"items\"][2][\"last_seen\"] is not None")" = True ]' "the localizer's heartbeat: prober2 seen at once and again 5 s later"
 kill -TERM "$lpid"
 wait "$lpid" || true
 lpid=

@@ -42,7 +42,7 @@ async function seed() {
         r = await call('POST', '/api/v1/reports', tok, { host: `h${h}`, evs });
         assert.equal(r.status, 202, `h${h} reports`);
     }
-    const r = await call('POST', '/api/v1/probes', tokens.prober, { results: [{ element: 'p1-t0-0~p1-t1-0', scope: 'up', sent: 1000, lost: 0 }] });
+    const r = await call('POST', '/api/v1/probes', tokens.localizer, { results: [{ element: 'p1-t0-0~p1-t1-0', scope: 'up', sent: 1000, lost: 0 }] });
     assert.equal(r.status, 202, 'the prober reports');
     // the health snapshot is refreshed in slices: wait for the verdict
     for (let i = 0; i < 100; i++) {
@@ -184,7 +184,7 @@ test('the link matrix: both directions of every link as the API has them, the ba
     // live: a link a prober finds lossy shows on its plane's matrix without a reload
     await view(page, '#/overview/1', 'canvas#matrix[data-loaded=true]');
     // (its loss counts with the agents' clean evidence on it: 5 % of all it carried)
-    const r = await call('POST', '/api/v1/probes', tokens.prober, { results: [{ element: 'p1-t0-3~p1-t1-0', scope: 'down', sent: 5000, lost: 5000 }] });
+    const r = await call('POST', '/api/v1/probes', tokens.localizer, { results: [{ element: 'p1-t0-3~p1-t1-0', scope: 'down', sent: 5000, lost: 5000 }] });
     assert.equal(r.status, 202);
     let t0 = 0;
     for (let i = 0; i < 50 && !t0; i++) {

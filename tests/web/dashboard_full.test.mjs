@@ -34,14 +34,14 @@ const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 async function seed() {
     // every direction of every plane carried probes this window: every link is judged ok
-    let r = await call('POST', '/api/v1/probes', tokens.prober, {
+    let r = await call('POST', '/api/v1/probes', tokens.localizer, {
         coverage: Array.from({ length: PLANES }, (_, plane) => ({ plane, nic: 1000, uplink: 1000, hosts: 16384 })),
     });
     assert.equal(r.status, 202, 'coverage taken');
-    r = await call('POST', '/api/v1/denylist', tokens.prober, { element: BAD.link, scope: 'up', reason: `prober: ${COMPONENT} loses 5.0 %` });
+    r = await call('POST', '/api/v1/denylist', tokens.localizer, { element: BAD.link, scope: 'up', reason: `prober: ${COMPONENT} loses 5.0 %` });
     assert.equal(r.status, 201, `the prober's entry: ${JSON.stringify(r.body)}`);
     entry = r.body.id;
-    r = await call('POST', '/api/v1/probes', tokens.prober, {
+    r = await call('POST', '/api/v1/probes', tokens.localizer, {
         results: [{ element: BAD.link, scope: 'up', sent: 10000, lost: 500 }, { element: BAD2.link, scope: 'down', sent: 10000, lost: 200 },
             { element: DEGRADED.link, scope: 'down', sent: 10000, lost: 30 }],
         verdicts: [
@@ -234,7 +234,7 @@ test('a full plane stays live: unchanged polls answered 304, a new bad link draw
     assert.equal(before.version, before.etag, 'the matrix\'s version is its ETag');
     assert.equal(await page.locator('#matrix').getAttribute('data-version'), v0, 'the same picture');
 
-    const r = await call('POST', '/api/v1/probes', tokens.prober, { results: [{ element: LATER.link, scope: 'up', sent: 10000, lost: 400 }] });
+    const r = await call('POST', '/api/v1/probes', tokens.localizer, { results: [{ element: LATER.link, scope: 'up', sent: 10000, lost: 400 }] });
     assert.equal(r.status, 202);
     let t0 = 0;
     for (let i = 0; i < 100 && !t0; i++) {

@@ -57,7 +57,7 @@ trap cleanup EXIT
     echo "tok-web-admin-00000001 admin root"
     echo "tok-web-operator-00001 operator bob"
     echo "tok-web-reader-000001 reader alice"
-    echo "tok-web-prober-000001 prober prober1"
+    echo "tok-web-prober-000001 localizer prober1"
     for h in 0 1 2 3 4 5 6 7; do echo "tok-web-agent-00000h$h agent h$h"; done
 } >"$tmp/tokens"
 chmod 600 "$tmp/tokens" # a tokens file only its owner can read

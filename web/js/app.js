@@ -15,7 +15,7 @@ import * as paths from './paths.js';
 import * as agents from './agents.js';
 
 const VIEWS = { overview, element, denylist, paths, agents };
-const EDIT = new Set(['prober', 'operator', 'admin']); // may add and remove entries
+const EDIT = new Set(['prober', 'localizer', 'operator', 'admin']); // may add entries (a prober or the localizer removes only prober entries)
 const FORCE = new Set(['operator', 'admin']); // may force one below the floor
 const PERIOD = 1000;
 

@@ -275,10 +275,10 @@ END_TEST
 START_TEST(test_ctl_agents_register_roles)
 {
     char *before = list_text();
-    const util_token *weak[] = {&T_READER, &T_PROBER, &T_OPER};
-    for (size_t i = 0; i < 3; i++) {
+    const util_token *weak[] = {&T_READER, &T_PROBER, &T_LOCAL, &T_OPER};
+    for (size_t i = 0; i < 4; i++) {
         ctl_resp r = call("POST", "/api/v1/agents", REG_H3, weak[i]);
-        expect_problem(&r, 403, "/api/v1/agents", i == 0 ? "takes agent" : "agent (as its own");
+        expect_problem(&r, 403, "/api/v1/agents", "it takes agent, admin");
     }
     ctl_resp r = call("POST", "/api/v1/agents", REG_H5, &T_AGENT);
     expect_problem(&r, 403, "/api/v1/agents", "may register only as 'h3', not as 'h5'");
@@ -685,8 +685,9 @@ START_TEST(test_ctl_agents_report_bounds)
 }
 END_TEST
 
-/* An agent's token reports for its own host only; an admin (or a prober or operator, above the
- * agent role) for any; a host that never registered may report, and is still not listed. */
+/* An agent's token, and a prober node's, reports for its own host only; no other role reports
+ * (the localizer posts its evidence to /api/v1/probes); a host that never registered may
+ * report, and is still not listed. */
 START_TEST(test_ctl_agents_report_host)
 {
     static const char h5[] =
@@ -694,15 +695,17 @@ START_TEST(test_ctl_agents_report_host)
     ctl_resp r = call("POST", "/api/v1/reports", h5, &T_AGENT);
     expect_problem(&r, 403, "/api/v1/reports", "may report only as 'h3', not as 'h5'");
     ck_assert_uint_eq(ctl_health_ingested(ctx.health), 0);
-    const util_token *ok[] = {&T_AGENT5, &T_PROBER, &T_OPER, &T_ADMIN};
+    r = call("POST", "/api/v1/reports", h5, &T_PROBER); /* the node of 'pat' */
+    expect_problem(&r, 403, "/api/v1/reports", "may report only as 'pat', not as 'h5'");
+    r = call("POST", "/api/v1/reports", h5, &T_AGENT5);
+    ck_assert_msg(r.status == 202, "%d %s", r.status, r.body);
+    free(r.body);
+    const util_token *no[] = {&T_READER, &T_LOCAL, &T_OPER, &T_ADMIN};
     for (size_t i = 0; i < 4; i++) {
-        r = call("POST", "/api/v1/reports", h5, ok[i]);
-        ck_assert_msg(r.status == 202, "%s: %d %s", ok[i]->name, r.status, r.body);
-        free(r.body);
+        r = call("POST", "/api/v1/reports", h5, no[i]);
+        expect_problem(&r, 403, "/api/v1/reports", "it takes agent, prober");
     }
-    r = call("POST", "/api/v1/reports", h5, &T_READER);
-    expect_problem(&r, 403, "/api/v1/reports", "takes agent");
-    ck_assert_uint_eq(ctl_health_ingested(ctx.health), 4);
+    ck_assert_uint_eq(ctl_health_ingested(ctx.health), 1);
     r = call("GET", "/api/v1/agents/h5", NULL, &T_READER);
     expect_problem(&r, 404, "/api/v1/agents/h5", "has not registered");
     /* once it registers, the report it sent before is its latest */
@@ -710,7 +713,7 @@ START_TEST(test_ctl_agents_report_host)
     json_object_put(expect_json(&r, 200));
     r = call("GET", "/api/v1/agents/h5", NULL, &T_READER);
     json_object *j = expect_json(&r, 200);
-    ck_assert_int_eq(int_of(j, "reports"), 4);
+    ck_assert_int_eq(int_of(j, "reports"), 1);
     ck_assert_int_eq(int_of(member(j, "report"), "evs"), 1);
     json_object_put(j);
 }

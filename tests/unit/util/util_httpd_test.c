@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <event2/event.h>
 
 #include "util_httpd.h"
@@ -35,6 +37,7 @@ static void setup_once(void)
     signal(SIGPIPE, SIG_IGN);
     util_test_mkdtemp(dir, sizeof(dir), "util_httpd");
     util_test_write(dir, "tokens", TOK_A " agent h0\n" TOK_B " agent h1\n", path, sizeof(path));
+    chmod(path, 0600); /* util_auth_load refuses a tokens file others may read */
     ck_assert_int_eq(util_auth_load(path, &auth, err, sizeof(err)), 0);
 }
 
