@@ -488,7 +488,7 @@ loc_url() { echo "http://[$mgmt_net:ffff]:$((ctl_port + 1))"; }
 new_token() { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; }
 
 # Every process its own token: the controller's file names the agents (role agent, named
-# after the host), the localizer (prober), an admin and a reader; the localizer's file names
+# after the host), the localizer (role localizer), an admin and a reader; the localizer's file names
 # each host's prober node (a node's token signs only its own host's reports).
 tokens_make() {
     local t h
@@ -501,7 +501,7 @@ tokens_make() {
         umask 077
         echo "$(cat "$dir/token/admin") admin lab-admin"
         echo "$(cat "$dir/token/reader") reader lab-reader"
-        echo "$(cat "$dir/token/localizer") prober localizer"
+        echo "$(cat "$dir/token/localizer") localizer localizer"
         for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
     ) >"$dir/tokens"
     (
@@ -554,7 +554,8 @@ start() {
             --listen "[$mgmt_net:ffff]:$((ctl_port + 1))" --window-ms "$window_ms" \
             --rate "$probe_rate" --controller "$(ctl_url)" \
             --token-file "$dir/token/localizer" --report-tokens "$dir/node-tokens" \
-            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5))
+            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5)) \
+            --state "$dir/localizer.state"
         ;;
     agent-*)
         addr=$(mgmt_addr "$h")
@@ -593,6 +594,8 @@ agents_in() {
 services_up() {
     local h n
     rm -rf "${dir:?}"/{ctl.db,ctl.db-wal,ctl.db-shm,log,agent-*,token,tokens,node-tokens}
+    # the localizer's verdicts and holds (--state): a new lab's controller holds none of them
+    rm -f "${dir:?}"/localizer.state*
     mkdir -p "$dir"
     tokens_make
     conf_write

@@ -37,7 +37,7 @@ op_token=operator-token-0123456789
         echo "agent-token-$h-0123456789 agent $h"
         echo "agent-token-$h-0123456789" >"$work/token-$h"
     done
-    echo "prober-token-0123456789 prober localizer"
+    echo "prober-token-0123456789 localizer localizer"
     echo "$op_token operator ops"
 } >"$work/tokens"
 echo prober-token-0123456789 >"$work/token-prober"
