@@ -1337,7 +1337,7 @@ static bool list_has(json_object *entries, int64_t id)
  */
 static void adopt_owned(probe_localize *loc, json_object *entries)
 {
-    uint64_t now = mono_ns();
+    uint64_t now = probe_node_clock(); /* the actions' clock: the windows' */
     char name[64];
     unsigned adopted = 0;
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
@@ -1419,7 +1419,8 @@ static void state_build(const probe_localize *loc, bool full, util_buf *b)
 {
     static const char *const est[] = {"want", "posting", "posting", "held",
                                       "refused", "held",  "gone"};
-    uint64_t mono = mono_ns(), wall = probe_node_clock();
+    /* lifted_at is of the windows' clock, as every time of an action is */
+    uint64_t wall = probe_node_clock();
     util_buf_printf(b, "{\"version\":%d,\"window_ms\":%" PRIu64 ",\"epoch\":%u", LOC_STATE_VERSION,
                     (uint64_t)(loc->cfg.window_ns / 1000000u), loc->cfg.epoch);
     if (full) {
@@ -1428,7 +1429,7 @@ static void state_build(const probe_localize *loc, bool full, util_buf *b)
     util_buf_printf(b, ",\"actions\":[");
     for (unsigned i = 0, first = 1; i < LOC_ACTIONS; i++) {
         const action *a = &loc->act[i];
-        bool remembered = a->lifted_at && mono - a->lifted_at < loc->cfg.hold_max_ns;
+        bool remembered = a->lifted_at && wall - a->lifted_at < loc->cfg.hold_max_ns;
         if (a->state == ACT_FREE && !remembered) {
             continue;
         }
@@ -1454,7 +1455,7 @@ static void state_build(const probe_localize *loc, bool full, util_buf *b)
                             ",\"lifted_ago_ms\":%" PRId64 ",\"verdict\":{\"loss\":%.17g,\"lost\":%" PRIu64
                             ",\"sent\":%" PRIu64 ",\"horizon\":%u,\"llr\":%.17g,\"since\":%" PRIu64
                             ",\"healed\":%s}",
-                            a->lifted_at ? (int64_t)((mono - a->lifted_at) / 1000000ull) : -1,
+                            a->lifted_at ? (int64_t)((wall - a->lifted_at) / 1000000ull) : -1,
                             num(a->v.loss, 0, 1), a->v.lost, a->v.sent, a->v.horizon,
                             num(a->v.llr, 0, 1e12), a->v.since, a->v.healed ? "true" : "false");
         }
@@ -1631,9 +1632,9 @@ static bool state_action(const probe_localize *loc, json_object *o, uint64_t age
                            .healed = json_object_get_boolean(m)};
     *pkeep = true;
     if (ago >= 0) {
-        uint64_t mono = mono_ns(), age = age_ns + (uint64_t)ago * 1000000ull;
+        uint64_t now = probe_node_clock(), age = age_ns + (uint64_t)ago * 1000000ull;
         a->lifted_window = (uint64_t)lwin;
-        a->lifted_at = mono > age ? mono - age : 1;
+        a->lifted_at = now > age ? now - age : 1;
         /* a lifted one is kept for its dampening memory only */
         *pkeep = state != ACT_FREE || age < loc->cfg.hold_max_ns;
     } else if (state == ACT_FREE) {
