@@ -487,9 +487,9 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         return;
     }
     snprintf(d.author, sizeof(d.author), "%s", q->who->name);
-    snprintf(d.source, sizeof(d.source), "%s",
-             q->who->role == UTIL_ROLE_PROBER || q->who->role == UTIL_ROLE_LOCALIZER ? "prober"
-                                                                                   : "operator");
+    /* the localizer's entries are the prober's, as its node tokens' are */
+    bool by_prober = q->who->role == UTIL_ROLE_PROBER || q->who->role == UTIL_ROLE_LOCALIZER;
+    snprintf(d.source, sizeof(d.source), "%s", by_prober ? "prober" : "operator");
     /* the check and the add are one step, or two entries each fine alone could pass together */
     pthread_mutex_lock(&deny_lock);
     ctl_blast_result br;

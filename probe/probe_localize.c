@@ -3,13 +3,16 @@
 #include "probe_localize.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "probe_node.h"
 #include "probe_post.h"
@@ -33,6 +36,10 @@
 /* a failed denylist request is tried again after this, doubling up to the second */
 #define LOC_RETRY_MS 500
 #define LOC_RETRY_MAX_MS 10000
+/* the state file: its form's version, and its bound (a full one, 1,024 optic groups of 16
+ * entries, takes about 1.5 MiB) */
+#define LOC_STATE_VERSION 1
+#define LOC_STATE_MAX (4u << 20)
 
 /* Every verdict travels in one post: the controller takes the set whole (a verdict missing from
  * the next post is over), so it cannot be split; there are never more of them than actions. */
@@ -99,6 +106,10 @@ struct action {
     uint64_t lifted_window; /* the window evaluated when it was lifted */
     unsigned flaps;
     uint64_t hold_ns;
+    /* loaded from the state file or adopted from the controller's list: its hold's clock waits
+     * until the localizer has evaluated as many windows as its longest horizon, so that a
+     * fault it confirmed before its restart is confirmed again first */
+    bool restored;
 };
 
 struct probe_localize {
@@ -124,7 +135,14 @@ struct probe_localize {
     util_http *list_req; /* GET /api/v1/denylist in flight, or NULL */
     probe_post *post;    /* the evidence */
     uint64_t results_posted, results_dropped;
+    uint64_t regain;   /* windows to evaluate before a restored action may count clean */
+    bool adopt_pending; /* the entries it owns at the controller not yet read (whoami first) */
+    char *saved;        /* the state last written, without its volatile fields */
+    bool save_failing;  /* said once until a write works again */
 };
+
+static void adopt_owned(probe_localize *loc, json_object *entries);
+static void state_sync(probe_localize *loc);
 
 static uint64_t mono_ns(void)
 {
@@ -207,9 +225,12 @@ static int report_take(probe_localize *loc, json_object *r, const char *sender, 
                 return -EINVAL;
             }
             if (w->reported[host]) {
-                snprintf(err, errlen, "%s reported window %" PRId64 " already",
+                /* the first is kept: its counts are fed already, and a second would count them
+                 * twice; with tokens only the host's own node sends either */
+                snprintf(err, errlen,
+                         "%s reported window %" PRId64 " already; its first report is kept",
                          json_object_get_string(jh), window);
-                return -EINVAL;
+                return -EEXIST;
             }
         }
         for (size_t i = 0; i < n; i++) {
@@ -303,9 +324,11 @@ int probe_localize_report(probe_localize *loc, json_object *r, const char *sende
     if (rv != 0) {
         probe_localize_refused(loc, rv == -EPERM    ? PROBE_REFUSED_FORBIDDEN
                                     : rv == -ESTALE ? PROBE_REFUSED_LATE
+                                    : rv == -EEXIST ? PROBE_REFUSED_DUPLICATE
                                                     : PROBE_REFUSED_INVALID);
     }
-    return rv;
+    /* a duplicate is a conflict with the window's state, as a late report is (409) */
+    return rv == -EEXIST ? -ESTALE : rv;
 }
 
 void probe_localize_refused(probe_localize *loc, probe_refusal why)
@@ -497,6 +520,7 @@ static void on_added(void *user, util_http_result *res)
     }
     json_object_put(body);
     act_settle(loc, a);
+    state_sync(loc);
 }
 
 static void on_deleted(void *user, util_http_result *res)
@@ -523,6 +547,7 @@ static void on_deleted(void *user, util_http_result *res)
         e->st = ENT_GONE;
     }
     act_settle(loc, a);
+    state_sync(loc);
 }
 
 /* Starts entry |slot|'s request; on failure to start it counts as one without an answer. */
@@ -608,6 +633,7 @@ static void on_listed(void *user, util_http_result *res)
     probe_localize *loc = user;
     char why[256], perr[128];
     json_object *body = NULL, *entries = NULL;
+    bool counted = false;
     loc->list_req = NULL;
     if (res->rv == 0 && res->status == 200 && res->body) {
         body = util_json_parse("the denylist", res->body, res->len, perr, sizeof(perr));
@@ -629,6 +655,7 @@ static void on_listed(void *user, util_http_result *res)
             }
             if (!entries) {
                 ent_retry(loc, a, e, ENT_WANT, "reading the denylist", why);
+                counted = true;
                 continue;
             }
             int64_t id = list_match(loc, entries, &a->els[k]);
@@ -650,7 +677,17 @@ static void on_listed(void *user, util_http_result *res)
             act_settle(loc, a);
         }
     }
+    if (entries && loc->adopt_pending && loc->me[0]) {
+        loc->adopt_pending = false;
+        adopt_owned(loc, entries);
+    } else if (!entries && !counted) {
+        /* the read for the entries it owns: tried again at the next heartbeat */
+        loc->failures++;
+        util_log(UTIL_LOG_INFO, "reading the denylist: %s; tried again in %d s", why,
+                 LOC_HEARTBEAT_S);
+    }
     json_object_put(body);
+    state_sync(loc);
 }
 
 static void list_start(probe_localize *loc)
@@ -1091,7 +1128,8 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
     }
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         action *a = &loc->act[i];
-        if (a->state == ACT_FREE || a->state == ACT_LIFTING || !act_clean(a)) {
+        if (a->state == ACT_FREE || a->state == ACT_LIFTING || !act_clean(a) ||
+            (a->restored && loc->evaluated < loc->regain)) {
             continue;
         }
         /* an entry still on its way counts too: a verdict that healed before the controller
@@ -1126,6 +1164,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             act_settle(loc, &loc->act[i]);
         }
     }
+    state_sync(loc);
 }
 
 /* The heartbeat's answer. A failure is said once (info) and counted apart from the denylist's
@@ -1153,6 +1192,9 @@ static void on_beat(void *user, util_http_result *res)
             snprintf(loc->me, sizeof(loc->me), "%s", json_object_get_string(m));
         }
         json_object_put(b);
+    }
+    if (loc->adopt_pending && loc->me[0]) {
+        list_start(loc); /* the entries it owns, once it knows its name; again each beat */
     }
     loc->beat_failures += !ok;
     loc->beat_failing = !ok;
@@ -1182,6 +1224,528 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* --- the state file and the entries it owns (docs/prober.md §8.1) ---------------------------- */
+
+static const char *const act_names[] = {"lifted", "adding", "in_force", "refused", "lifting"};
+
+/* Whether |c| is a component of this fabric's grid with an entry to make. */
+static bool comp_valid(const probe_localize *loc, const probe_comp *c)
+{
+    unsigned g = loc->cfg.infer.optic_group ? loc->cfg.infer.optic_group : 1;
+    elem els[LOC_ENTRIES];
+    bool in = false;
+    if (c->plane >= loc->planes) {
+        return false;
+    }
+    switch (c->type) {
+    case PROBE_COMP_NIC_T0:
+    case PROBE_COMP_T0_NIC:
+        in = c->t0 < loc->nt0 && c->other < loc->nports;
+        break;
+    case PROBE_COMP_T0_T1:
+    case PROBE_COMP_T1_T0:
+        in = c->t0 < loc->nt0 && c->other < loc->nt1;
+        break;
+    case PROBE_COMP_T0:
+        in = c->t0 < loc->nt0 && c->other == 0;
+        break;
+    case PROBE_COMP_T1:
+        in = c->t0 == 0 && c->other < loc->nt1;
+        break;
+    case PROBE_COMP_OPTIC:
+        in = c->t0 < loc->nt0 && c->other < loc->nt1 / g;
+        break;
+    default:
+        break;
+    }
+    return in && comp_elements(loc, c, els) > 0;
+}
+
+/* The component whose entries include |element| |scope| (comp_elements' inverse). Returns 0 or
+ * -EINVAL (not an element of this fabric, or no scope a verdict of ours gives it). */
+static int entry_comp(const probe_localize *loc, const char *element, const char *scope,
+                      probe_comp *c)
+{
+    const fab_topo *topo = loc->cfg.topo;
+    fab_element fe;
+    fab_switch sw;
+    uint32_t swid;
+    unsigned k, dirs = fab_dir_parse(scope), g = loc->cfg.infer.optic_group;
+    char why[160];
+    if (!dirs || fab_element_parse(topo, element, &fe, why, sizeof(why)) != 0) {
+        return -EINVAL;
+    }
+    memset(c, 0, sizeof(*c));
+    c->plane = (uint8_t)fe.plane;
+    switch (fe.kind) {
+    case FAB_EL_PORT:
+        if (dirs == FAB_DIR_BOTH || fab_host_attach(topo, fe.host, fe.plane, &swid, &k) != 0 ||
+            fab_switch_get(topo, swid, &sw) != 0) {
+            return -EINVAL;
+        }
+        c->type = dirs == FAB_DIR_UP ? PROBE_COMP_NIC_T0 : PROBE_COMP_T0_NIC;
+        c->t0 = (uint16_t)sw.index;
+        c->other = (uint16_t)k;
+        break;
+    case FAB_EL_LINK:
+        c->type = dirs == FAB_DIR_UP     ? PROBE_COMP_T0_T1
+                  : dirs == FAB_DIR_DOWN ? PROBE_COMP_T1_T0
+                                         : PROBE_COMP_OPTIC;
+        c->t0 = (uint16_t)fe.t0;
+        c->other = (uint16_t)(c->type == PROBE_COMP_OPTIC ? fe.t1 / (g ? g : 1) : fe.t1);
+        break;
+    case FAB_EL_SWITCH:
+        if (dirs != FAB_DIR_BOTH) {
+            return -EINVAL;
+        }
+        c->type = fe.tier == FAB_TIER_T0 ? PROBE_COMP_T0 : PROBE_COMP_T1;
+        c->t0 = (uint16_t)(fe.tier == FAB_TIER_T0 ? fe.index : 0);
+        c->other = (uint16_t)(fe.tier == FAB_TIER_T0 ? 0 : fe.index);
+        break;
+    default:
+        return -EINVAL;
+    }
+    return comp_valid(loc, c) ? 0 : -EINVAL;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+    json_object *m;
+    return json_object_object_get_ex(o, key, &m) && json_object_is_type(m, json_type_string)
+               ? json_object_get_string(m)
+               : "";
+}
+
+static bool list_has(json_object *entries, int64_t id)
+{
+    for (size_t i = 0; i < json_object_array_length(entries); i++) {
+        int64_t v;
+        if (jint(json_object_array_get_idx(entries, i), "id", &v) == 0 && v == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The controller's list at a start, once whoami named our token: every entry of ours (source
+ * prober, author our name, no maintenance window) that no action holds is adopted by the action
+ * of its component, a new one in force when it has none, restored: kept while the component
+ * fails again, lifted once it probed clean for the hold after the evidence is rebuilt, never
+ * kept for ever. A restored entry the controller no longer has (an operator removed it) is
+ * forgotten: added again only if its component fails again.
+ */
+static void adopt_owned(probe_localize *loc, json_object *entries)
+{
+    uint64_t now = probe_node_clock(); /* the actions' clock: the windows' */
+    char name[64];
+    unsigned adopted = 0;
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        action *a = &loc->act[i];
+        for (unsigned k = 0; a->state != ACT_FREE && a->restored && k < a->nels; k++) {
+            ent *e = &a->ents[k];
+            if (e->st == ENT_HELD && !e->req && !list_has(entries, e->id)) {
+                probe_comp_name(&a->comp, name, sizeof(name));
+                util_log(UTIL_LOG_NOTICE,
+                         "entry %" PRId64 " (%s %s) of %s is gone from the controller: added "
+                         "again only if it fails again",
+                         e->id, a->els[k].element, a->els[k].scope, name);
+                *e = (ent){.st = ENT_WANT, .backoff_ms = LOC_RETRY_MS};
+            }
+        }
+    }
+    for (size_t i = 0; i < json_object_array_length(entries); i++) {
+        json_object *je = json_object_array_get_idx(entries, i), *m;
+        const char *el = jstr(je, "element"), *scope = jstr(je, "scope");
+        int64_t id;
+        probe_comp c;
+        if (jint(je, "id", &id) != 0 || id <= 0 || strcmp(jstr(je, "source"), "prober") != 0 ||
+            strcmp(jstr(je, "author"), loc->me) != 0 || json_object_object_get_ex(je, "window", &m) ||
+            id_taken(loc, id)) {
+            continue;
+        }
+        if (entry_comp(loc, el, scope, &c) != 0) {
+            util_log(UTIL_LOG_WARNING,
+                     "entry %" PRId64 " (%s %s) is ours but names no component of %s's fabric; "
+                     "left to an operator",
+                     id, el, scope, loc->me);
+            continue;
+        }
+        action *a = action_of(loc, &c, true, now);
+        if (!a) {
+            continue;
+        }
+        elem els[LOC_ENTRIES];
+        unsigned n = comp_elements(loc, &c, els), k = 0;
+        while (k < n && !(strcmp(els[k].element, el) == 0 && strcmp(els[k].scope, scope) == 0)) {
+            k++;
+        }
+        probe_comp_name(&c, name, sizeof(name));
+        if (k == n || (a->state != ACT_FREE && a->ents[k].st == ENT_HELD)) {
+            util_log(UTIL_LOG_WARNING,
+                     "entry %" PRId64 " (%s %s) is ours, but %s holds %s; left to an operator", id,
+                     el, scope, name, k == n ? "no such element" : "another entry for it");
+            continue;
+        }
+        if (a->state == ACT_FREE) {
+            uint64_t hold = a->hold_ns ? a->hold_ns : loc->cfg.hold_ns;
+            a->comp = c;
+            a->v = (probe_verdict){.comp = c, .since = loc->last_eval, .healed = true};
+            a->nels = n;
+            memcpy(a->els, els, sizeof(els));
+            for (unsigned j = 0; j < n; j++) {
+                a->ents[j] = (ent){.st = ENT_WANT, .backoff_ms = LOC_RETRY_MS};
+            }
+            a->hold_ns = hold;
+            a->clean_since = 0;
+            a->seen = false;
+            a->restored = true;
+            a->state = ACT_IN_FORCE;
+        }
+        a->ents[k] = (ent){.id = id, .st = ENT_HELD, .backoff_ms = LOC_RETRY_MS};
+        util_log(UTIL_LOG_NOTICE,
+                 "adopted entry %" PRId64 " (%s %s) of %s: lifted once it probes clean for %.0f s "
+                 "after %" PRIu64 " windows",
+                 id, el, scope, name, (double)a->hold_ns / 1e9, loc->regain);
+        adopted++;
+        act_settle(loc, a);
+    }
+    util_log(UTIL_LOG_INFO, "the controller's denylist read: %u entries of ours adopted", adopted);
+}
+
+/* The state as JSON; |full| adds the fields that change without an event of their own (the
+ * verdicts' evidence, the times), which alone do not call for a write. */
+static void state_build(const probe_localize *loc, bool full, util_buf *b)
+{
+    static const char *const est[] = {"want", "posting", "posting", "held",
+                                      "refused", "held",  "gone"};
+    /* lifted_at is of the windows' clock, as every time of an action is */
+    uint64_t wall = probe_node_clock();
+    util_buf_printf(b, "{\"version\":%d,\"window_ms\":%" PRIu64 ",\"epoch\":%u", LOC_STATE_VERSION,
+                    (uint64_t)(loc->cfg.window_ns / 1000000u), loc->cfg.epoch);
+    if (full) {
+        util_buf_printf(b, ",\"written_ms\":%" PRIu64, (uint64_t)(wall / 1000000u));
+    }
+    util_buf_printf(b, ",\"actions\":[");
+    for (unsigned i = 0, first = 1; i < LOC_ACTIONS; i++) {
+        const action *a = &loc->act[i];
+        bool remembered = a->lifted_at && wall - a->lifted_at < loc->cfg.hold_max_ns;
+        if (a->state == ACT_FREE && !remembered) {
+            continue;
+        }
+        char name[64];
+        probe_comp_name(&a->comp, name, sizeof(name));
+        util_buf_printf(b, "%s\n{\"component\":", first ? "" : ",");
+        first = 0;
+        util_buf_json_str(b, name);
+        util_buf_printf(b,
+                        ",\"type\":%u,\"plane\":%u,\"t0\":%u,\"other\":%u,\"state\":\"%s\","
+                        "\"restored\":%s,\"flaps\":%u,\"hold_ms\":%" PRIu64
+                        ",\"lifted_window\":%" PRIu64 ",\"entries\":[",
+                        a->comp.type, a->comp.plane, a->comp.t0, a->comp.other,
+                        act_names[a->state], a->restored ? "true" : "false", a->flaps,
+                        (uint64_t)(a->hold_ns / 1000000u), a->lifted_at ? a->lifted_window : 0);
+        for (unsigned k = 0; a->state != ACT_FREE && k < a->nels; k++) {
+            util_buf_printf(b, "%s{\"id\":%" PRId64 ",\"st\":\"%s\"}", k ? "," : "",
+                            a->ents[k].id, est[a->ents[k].st]);
+        }
+        util_buf_printf(b, "]");
+        if (full) {
+            util_buf_printf(b,
+                            ",\"lifted_ago_ms\":%" PRId64 ",\"verdict\":{\"loss\":%.17g,\"lost\":%" PRIu64
+                            ",\"sent\":%" PRIu64 ",\"horizon\":%u,\"llr\":%.17g,\"since\":%" PRIu64
+                            ",\"healed\":%s}",
+                            a->lifted_at ? (int64_t)((wall - a->lifted_at) / 1000000ull) : -1,
+                            num(a->v.loss, 0, 1), a->v.lost, a->v.sent, a->v.horizon,
+                            num(a->v.llr, 0, 1e12), a->v.since, a->v.healed ? "true" : "false");
+        }
+        util_buf_printf(b, "}");
+    }
+    util_buf_printf(b, "]}\n");
+}
+
+/* Writes |len| bytes of |data| to |path| whole or not at all, synced to the disk with its
+ * folder's entry: a crash leaves the old state or the new one. Returns 0 or -errno. */
+static int state_write(const char *path, const char *data, size_t len)
+{
+    util_afile af;
+    int rv = util_afile_open(&af, path);
+    if (rv != 0) {
+        return rv;
+    }
+    errno = 0;
+    if (fchmod(fileno(af.f), 0600) != 0 || fwrite(data, 1, len, af.f) != len ||
+        fflush(af.f) != 0 || fsync(fileno(af.f)) != 0) {
+        rv = errno ? -errno : -EIO;
+        util_afile_abort(&af);
+        return rv;
+    }
+    if ((rv = util_afile_commit(&af)) != 0) {
+        return rv;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    }
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+/* Writes the state when it changed; a failure is said once and tried again at the next call. */
+static int state_save(probe_localize *loc, bool force)
+{
+    util_buf key = {0}, full = {0};
+    int rv = 0;
+    if (!loc->cfg.state_path) {
+        return 0;
+    }
+    state_build(loc, false, &key);
+    if (!force && loc->saved && strcmp(loc->saved, key.s) == 0) {
+        goto out;
+    }
+    state_build(loc, true, &full);
+    rv = state_write(loc->cfg.state_path, full.s, full.len);
+    if (rv != 0) {
+        util_log(loc->save_failing ? UTIL_LOG_DEBUG : UTIL_LOG_WARNING,
+                 "state file %s: cannot write it: %s; tried again at each change (said once "
+                 "until it works)",
+                 loc->cfg.state_path, strerror(-rv));
+        loc->save_failing = true;
+        goto out;
+    }
+    if (loc->save_failing) {
+        util_log(UTIL_LOG_NOTICE, "state file %s: written again", loc->cfg.state_path);
+    }
+    loc->save_failing = false;
+    free(loc->saved);
+    loc->saved = key.s;
+    key.s = NULL;
+out:
+    free(key.s);
+    free(full.s);
+    return rv;
+}
+
+static void state_sync(probe_localize *loc)
+{
+    state_save(loc, false);
+}
+
+static int jnum(json_object *o, const char *key, double *v)
+{
+    json_object *m;
+    if (!json_object_object_get_ex(o, key, &m) ||
+        !(json_object_is_type(m, json_type_double) || json_object_is_type(m, json_type_int))) {
+        return -EINVAL;
+    }
+    *v = json_object_get_double(m);
+    return isfinite(*v) ? 0 : -EINVAL;
+}
+
+/* One action of the file into |a|; false with a sentence in |why| when it is not one of this
+ * fabric's. |age_ns| is how long ago the file was written. */
+static bool state_action(const probe_localize *loc, json_object *o, uint64_t age_ns, action *a,
+                         bool *pkeep, char *why, size_t whylen)
+{
+    static const char *const est[] = {"want", "posting", "held", "refused", "gone"};
+    static const uint8_t est_st[] = {ENT_WANT, ENT_WANT, ENT_HELD, ENT_REFUSED, ENT_GONE};
+    int64_t type, plane, t0, other, flaps, hold_ms, lwin, ago, horizon, lost, sent, since;
+    double loss, llr;
+    json_object *ents, *v, *m;
+    const char *st = jstr(o, "state");
+    int state = -1;
+    for (int i = 0; i < (int)(sizeof(act_names) / sizeof(act_names[0])); i++) {
+        state = strcmp(st, act_names[i]) == 0 ? i : state;
+    }
+    if (!json_object_is_type(o, json_type_object) || jint(o, "type", &type) ||
+        jint(o, "plane", &plane) || jint(o, "t0", &t0) || jint(o, "other", &other) ||
+        jint(o, "flaps", &flaps) || jint(o, "hold_ms", &hold_ms) ||
+        jint(o, "lifted_window", &lwin) || jint(o, "lifted_ago_ms", &ago) || state < 0 ||
+        !json_object_object_get_ex(o, "entries", &ents) ||
+        !json_object_is_type(ents, json_type_array) ||
+        !json_object_object_get_ex(o, "verdict", &v) || jnum(v, "loss", &loss) ||
+        jnum(v, "llr", &llr) || jint(v, "lost", &lost) || jint(v, "sent", &sent) ||
+        jint(v, "horizon", &horizon) || jint(v, "since", &since) ||
+        !json_object_object_get_ex(v, "healed", &m) ||
+        !json_object_is_type(m, json_type_boolean)) {
+        snprintf(why, whylen, "want type, plane, t0, other, state, flaps, hold_ms, "
+                              "lifted_window, lifted_ago_ms, entries and verdict");
+        return false;
+    }
+    if (type < 0 || type >= PROBE_COMP_TYPES || plane < 0 || plane >= MAX_PLANE || t0 < 0 ||
+        t0 > UINT16_MAX || other < 0 || other > UINT16_MAX || flaps < 0 || flaps > 64 ||
+        hold_ms < 0 || lwin < 0 || ago < -1 || lost < 0 || sent < 0 || horizon < 0 ||
+        horizon > 64 || since < 0 || loss < 0 || loss > 1) {
+        snprintf(why, whylen, "a field out of its range");
+        return false;
+    }
+    memset(a, 0, sizeof(*a));
+    a->comp = (probe_comp){(uint8_t)type, (uint8_t)plane, (uint16_t)t0, (uint16_t)other};
+    if (!comp_valid(loc, &a->comp)) {
+        snprintf(why, whylen, "not a component of this fabric");
+        return false;
+    }
+    a->nels = comp_elements(loc, &a->comp, a->els);
+    size_t n = json_object_array_length(ents);
+    if (state != ACT_FREE && n != a->nels) {
+        snprintf(why, whylen, "%zu entries, its component has %u", n, a->nels);
+        return false;
+    }
+    for (size_t k = 0; state != ACT_FREE && k < n; k++) {
+        json_object *e = json_object_array_get_idx(ents, k);
+        int64_t id;
+        const char *es = jstr(e, "st");
+        int x = -1;
+        for (int i = 0; i < 5; i++) {
+            x = strcmp(es, est[i]) == 0 ? i : x;
+        }
+        if (jint(e, "id", &id) || id < 0 || x < 0 || (est_st[x] == ENT_HELD && id == 0)) {
+            snprintf(why, whylen, "entry %zu: want an id and a state", k);
+            return false;
+        }
+        /* one that was on its way may have been committed: the list tells before a lift */
+        a->ents[k] = (ent){.id = est_st[x] == ENT_HELD ? id : 0,
+                           .st = est_st[x],
+                           .tries = x == 1,
+                           .backoff_ms = LOC_RETRY_MS};
+    }
+    a->state = state;
+    a->flaps = (unsigned)flaps;
+    a->hold_ns = (uint64_t)hold_ms * 1000000ull;
+    a->hold_ns = a->hold_ns < loc->cfg.hold_ns       ? loc->cfg.hold_ns
+                 : a->hold_ns > loc->cfg.hold_max_ns ? loc->cfg.hold_max_ns
+                                                     : a->hold_ns;
+    a->v = (probe_verdict){.comp = a->comp,
+                           .loss = loss,
+                           .lost = (uint64_t)lost,
+                           .sent = (uint64_t)sent,
+                           .horizon = (unsigned)horizon,
+                           .llr = llr,
+                           .since = (uint64_t)since,
+                           .last_seen = (uint64_t)since,
+                           .healed = json_object_get_boolean(m)};
+    *pkeep = true;
+    if (ago >= 0) {
+        uint64_t now = probe_node_clock(), age = age_ns + (uint64_t)ago * 1000000ull;
+        a->lifted_window = (uint64_t)lwin;
+        a->lifted_at = now > age ? now - age : 1;
+        /* a lifted one is kept for its dampening memory only */
+        *pkeep = state != ACT_FREE || age < loc->cfg.hold_max_ns;
+    } else if (state == ACT_FREE) {
+        snprintf(why, whylen, "lifted but no lifted_ago_ms");
+        return false;
+    }
+    a->restored = state != ACT_FREE;
+    return true;
+}
+
+/* Reads the state file into the actions: all of it or, a file that is not one of ours or not of
+ * this fabric, none (logged, kept as FILE.bad: the entries it named are adopted from the
+ * controller). Returns 0, or -errno with a sentence in |err| for a file that cannot be read. */
+static int state_load(probe_localize *loc, char *err, size_t errlen)
+{
+    const char *path = loc->cfg.state_path;
+    char why[256] = "", perr[160];
+    struct stat st;
+    json_object *j = NULL, *acts;
+    action *tmp = NULL;
+    char *data = NULL;
+    size_t n = 0, nt = 0;
+    int rv = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT) {
+            util_log(UTIL_LOG_INFO, "state file %s: none yet, starting clean", path);
+            return 0;
+        }
+        rv = -errno;
+        snprintf(err, errlen, "--state %s: %s", path, strerror(-rv));
+        return rv;
+    }
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        rv = -EINVAL;
+        snprintf(err, errlen, "--state %s: not a regular file", path);
+        goto out;
+    }
+    if (st.st_size > LOC_STATE_MAX) {
+        snprintf(why, sizeof(why), "%lld bytes, over its bound of %u", (long long)st.st_size,
+                 LOC_STATE_MAX);
+        goto discard;
+    }
+    data = util_xmalloc((size_t)st.st_size + 1);
+    n = fread(data, 1, (size_t)st.st_size, f);
+    if (ferror(f)) {
+        rv = -EIO;
+        snprintf(err, errlen, "--state %s: %s", path, strerror(EIO));
+        goto out;
+    }
+    data[n] = '\0';
+    j = util_json_parse("the state", data, n, perr, sizeof(perr));
+    int64_t version, written;
+    if (!j) {
+        snprintf(why, sizeof(why), "%s", perr);
+        goto discard;
+    }
+    if (jint(j, "version", &version) || version != LOC_STATE_VERSION ||
+        jint(j, "written_ms", &written) || written < 0 ||
+        !json_object_object_get_ex(j, "actions", &acts) ||
+        !json_object_is_type(acts, json_type_array)) {
+        snprintf(why, sizeof(why), "not a localizer's state of version %d (version, written_ms, "
+                 "actions)", LOC_STATE_VERSION);
+        goto discard;
+    }
+    if (json_object_array_length(acts) > LOC_ACTIONS) {
+        snprintf(why, sizeof(why), "%zu components, over the %u it keeps",
+                 json_object_array_length(acts), LOC_ACTIONS);
+        goto discard;
+    }
+    uint64_t wall_ms = probe_node_clock() / 1000000ull;
+    uint64_t age = wall_ms > (uint64_t)written ? (wall_ms - (uint64_t)written) * 1000000ull : 0;
+    tmp = util_xcalloc(LOC_ACTIONS, sizeof(*tmp));
+    for (size_t i = 0; i < json_object_array_length(acts); i++) {
+        bool keep = false;
+        char awhy[192];
+        if (!state_action(loc, json_object_array_get_idx(acts, i), age, &tmp[nt], &keep, awhy,
+                          sizeof(awhy))) {
+            snprintf(why, sizeof(why), "component %zu: %s", i, awhy);
+            goto discard;
+        }
+        for (size_t k = 0; k < nt; k++) {
+            if (memcmp(&tmp[k].comp, &tmp[nt].comp, sizeof(tmp[k].comp)) == 0) {
+                snprintf(why, sizeof(why), "component %zu: listed twice", i);
+                goto discard;
+            }
+        }
+        nt += keep;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        loc->act[i] = tmp[i];
+    }
+    util_log(UTIL_LOG_NOTICE, "state file %s: %zu components restored", path, nt);
+    goto out;
+discard: {
+    char bad[4096];
+    snprintf(bad, sizeof(bad), "%s.bad", path);
+    rename(path, bad);
+    util_log(UTIL_LOG_WARNING,
+             "state file %s: %s; discarded (kept as %s): the entries it held are adopted from the "
+             "controller's denylist",
+             path, why, bad);
+}
+out:
+    fclose(f);
+    json_object_put(j);
+    free(data);
+    free(tmp);
+    return rv;
+}
+
 int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, char *err,
                        size_t errlen)
 {
@@ -1204,6 +1768,19 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
         snprintf(err, errlen, "the inference: %s", strerror(-rv));
         probe_localize_free(loc);
         return rv;
+    }
+    loc->regain = 1ull << (cfg->infer.horizons ? cfg->infer.horizons - 1 : 0);
+    loc->adopt_pending = cfg->controller != NULL;
+    if (cfg->state_path) {
+        rv = state_load(loc, err, errlen);
+        if (rv == 0 && (rv = state_save(loc, true)) != 0) {
+            snprintf(err, errlen, "--state %s: cannot write it: %s", cfg->state_path,
+                     strerror(-rv));
+        }
+        if (rv != 0) {
+            probe_localize_free(loc);
+            return rv;
+        }
     }
     loc->tick = event_new(cfg->base, -1, EV_PERSIST, on_tick, loc);
     struct timeval tv = {0, LOC_TICK_US};
@@ -1250,6 +1827,7 @@ void probe_localize_free(probe_localize *loc)
         }
     }
     probe_post_free(loc->post);
+    free(loc->saved);
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         free(loc->win[i].reported);
     }
@@ -1312,6 +1890,7 @@ json_object *probe_localize_status(const probe_localize *loc)
         json_object_object_add(v, "llr", json_object_new_double(a->v.llr));
         json_object_object_add(v, "healed", json_object_new_boolean(a->v.healed));
         json_object_object_add(v, "hold_s", json_object_new_double((double)a->hold_ns / 1e9));
+        json_object_object_add(v, "restored", json_object_new_boolean(a->restored));
         json_object_array_add(vs, v);
     }
     json_object_object_add(o, "verdicts", vs);
@@ -1323,7 +1902,7 @@ json_object *probe_localize_status(const probe_localize *loc)
 void probe_localize_metrics(const probe_localize *loc, util_buf *b)
 {
     static const char *const reasons[PROBE_REFUSALS] = {"unauthorized", "forbidden", "invalid",
-                                                        "late", "too_large"};
+                                                        "late",         "too_large", "duplicate"};
     static const char *const kinds[] = {"link", "host_port", "switch", "optic"};
     static const char *const states[] = {"adding",  "denied", "refused",
                                          "lifting", "healed", "logged"};

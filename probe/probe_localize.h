@@ -31,19 +31,30 @@ typedef struct probe_localize_cfg {
     const char *cafile;
     uint64_t hold_ns;     /* clean probing before an entry is lifted */
     uint64_t hold_max_ns; /* dampening's cap */
+    /* The state file (docs/prober.md §8.1): its verdicts, entries and holds, written whole
+     * (a temporary file, fsync, rename) whenever they change and loaded by probe_localize_new;
+     * NULL: none (the entries it owns at the controller are still adopted at a start). */
+    const char *state_path;
 } probe_localize_cfg;
 
 typedef struct probe_localize probe_localize;
 
+/* Creates the localizer; with a state file, loads it first (a file that is not one, or not of
+ * this fabric, is logged, kept as FILE.bad and discarded) and writes it back once. Returns 0,
+ * or a negative errno with a sentence in |err|: the inference's (-EINVAL), a state file that
+ * cannot be read (not a missing one) or written. */
 int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, char *err,
                        size_t errlen);
 void probe_localize_free(probe_localize *loc);
 
-/* Takes one node report (the JSON of probe_node) sent by the node of host |sender|, which may
- * report for its own host only (NULL: for any). Returns 0, or -EINVAL with a sentence in |err|
- * (not a report of this plan, a host or port not in the fabric), -EPERM (a report for another
- * host than |sender|), -ESTALE (its window is evaluated already: too late). Each refusal is
- * counted (probe_localize_refused). */
+/* Takes one node report (the JSON of probe_node) sent by the node of host |sender| (its token's
+ * name), which may report for its own host only (NULL: an open localizer, for any). A host's
+ * first report of a window is the one kept: a second is refused, so what was fed is never
+ * counted twice (with tokens only the host's own node can send either). Returns 0, or with a
+ * sentence in |err|: -EINVAL (not a report of this plan, a host or port not in the fabric, a
+ * window not being collected), -EPERM (a report for another host than |sender|), -ESTALE (the
+ * window takes no more of this host: evaluated already, or this host's report of it taken
+ * already). Each refusal is counted (probe_localize_refused). */
 int probe_localize_report(probe_localize *loc, json_object *report, const char *sender, char *err,
                           size_t errlen);
 
@@ -54,6 +65,7 @@ typedef enum probe_refusal {
     PROBE_REFUSED_INVALID,      /* not a report of this fabric and plan (400) */
     PROBE_REFUSED_LATE,         /* its window is evaluated already (409) */
     PROBE_REFUSED_TOO_LARGE,    /* over the body's bound (413) */
+    PROBE_REFUSED_DUPLICATE,    /* its host's report of that window is taken already (409) */
     PROBE_REFUSALS
 } probe_refusal;
 

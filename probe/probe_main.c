@@ -21,11 +21,11 @@
 
 static struct {
     char *topology, *host, *log, *report_url, *token_file, *listen, *controller, *cacert,
-        *report_tokens;
+        *report_tokens, *state;
     uint64_t window_ms, rate, epoch, udp_port, grace_ms, seed, max_deficits, tclass, deadline_ms,
         hold_s, hold_max_s, confirm, optic_group, count, pass_pct, timeout_ms, sweep_rate;
     char *hosts;
-    bool json;
+    bool json, open;
     char *cert, *key, *client_ca;
     uint64_t request_timeout, per_client, rate_limit, rate_burst;
 } o;
@@ -68,7 +68,9 @@ static const util_opt val_opts[] = {
 
 static const util_opt loc_opts[] = {
     {.name = "listen", .kind = UTIL_OPT_STR, .def = "[::1]:4793", .dest = &o.listen, .arg = "ADDR:PORT", .help = "where the nodes report"},
-    {.name = "report-tokens", .kind = UTIL_OPT_STR, .dest = &o.report_tokens, .arg = "FILE", .help = "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (none: reports are open)"},
+    {.name = "report-tokens", .kind = UTIL_OPT_STR, .dest = &o.report_tokens, .arg = "FILE", .help = "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (required, unless --open)"},
+    {.name = "open", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.open, .help = "take reports without tokens, any host's from anyone: for a lab or a test only"},
+    {.name = "state", .kind = UTIL_OPT_STR, .dest = &o.state, .arg = "FILE", .help = "where verdicts, entries and holds are kept across restarts (default: state.json in $STATE_DIRECTORY when systemd sets it, else none)"},
     UTIL_OPT_CONTROLLER(&o.controller),
     UTIL_OPT_TOKEN_FILE(&o.token_file),
     UTIL_OPT_CACERT(&o.cacert),
@@ -104,8 +106,8 @@ static const util_cli node_cli = {
 };
 static const util_cli loc_cli = {
     .prog = "mrc-probe localize",
-    .usage = "mrc-probe localize --topology FILE [--listen ADDR:PORT] [--report-tokens FILE] "
-             "[--controller URL --token-file FILE] [options]",
+    .usage = "mrc-probe localize --topology FILE [--listen ADDR:PORT] (--report-tokens FILE | "
+             "--open) [--controller URL --token-file FILE] [--state FILE] [options]",
     .about = "Takes every node's reports (POST /api/v1/reports), names each gray failure as a "
              "link direction,\nhost port, switch or optic group, and keeps the controller's "
              "denylist in step with its verdicts\n(GET /api/v1/status lists them; GET /metrics "
@@ -301,9 +303,35 @@ static int run_localize(int argc, char **argv)
         goto out;
     }
     status = UTIL_EXIT_USAGE;
+    if (!o.report_tokens && !o.open) {
+        status = util_cli_fail(&loc_cli, "reports need the nodes' tokens: give --report-tokens "
+                                         "FILE, or --open for a lab or a test");
+        goto out;
+    }
+    if (o.report_tokens && o.open) {
+        status = util_cli_fail(&loc_cli, "--open takes reports without tokens: not with "
+                                         "--report-tokens");
+        goto out;
+    }
     if (o.report_tokens && util_auth_load(o.report_tokens, &tokens, err, sizeof(err)) != 0) {
         fprintf(stderr, "mrc-probe: --report-tokens %s\n", err);
         goto out;
+    }
+    if (o.report_tokens && !tokens.n) {
+        status = util_cli_fail(&loc_cli, "--report-tokens %s holds no token: no node could report",
+                               o.report_tokens);
+        goto out;
+    }
+    if (o.open) {
+        util_log(UTIL_LOG_WARNING, "--open: reports are taken without tokens, any host's from "
+                                   "anyone (for a lab or a test only)");
+    }
+    /* systemd's StateDirectory= (mrc-localize@.service): the first of its folders */
+    char state_def[4096];
+    const char *sd = getenv("STATE_DIRECTORY");
+    if (!o.state && sd && sd[0]) {
+        snprintf(state_def, sizeof(state_def), "%.*s/state.json", (int)strcspn(sd, ":"), sd);
+        o.state = util_xstrdup(state_def);
     }
     if (!o.cert != !o.key || (o.client_ca && !o.cert)) {
         util_cli_fail(&loc_cli, "--cert and --key go together, and --client-ca needs them");
@@ -334,7 +362,8 @@ static int run_localize(int argc, char **argv)
                              .token = su.token,
                              .cafile = o.cacert,
                              .hold_ns = o.hold_s * 1000000000ull,
-                             .hold_max_ns = o.hold_max_s * 1000000000ull};
+                             .hold_max_ns = o.hold_max_s * 1000000000ull,
+                             .state_path = o.state && o.state[0] ? o.state : NULL};
     uint32_t nt0, nt1, np;
     probe_plan_shape(su.plan, 0, &nt0, &nt1, &np);
     probe_infer_cfg_default(&lc.infer, probe_plan_planes(su.plan), nt0, nt1, np);

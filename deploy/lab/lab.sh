@@ -559,7 +559,8 @@ start() {
             --listen "[$mgmt_net:ffff]:$((ctl_port + 1))" --window-ms "$window_ms" \
             --rate "$probe_rate" --controller "$(ctl_url)" \
             --token-file "$dir/token/localizer" --report-tokens "$dir/node-tokens" \
-            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5))
+            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5)) \
+            --state "$dir/localizer.state"
         ;;
     agent-*)
         addr=$(mgmt_addr "$h")
@@ -598,6 +599,8 @@ agents_in() {
 services_up() {
     local h n
     rm -rf "${dir:?}"/{ctl.db,ctl.db-wal,ctl.db-shm,log,agent-*,token,tokens,node-tokens}
+    # the localizer's verdicts and holds (--state): a new lab's controller holds none of them
+    rm -f "${dir:?}"/localizer.state*
     mkdir -p "$dir"
     tokens_make
     conf_write

@@ -46,7 +46,7 @@ if check '[ -n "$cport" ] && curl -sf "http://127.0.0.1:$cport/metrics" >"$tmp/c
     cat "$tmp/ctl.prom" >>"$tmp/samples"
 fi
 lport=$((20000 + $$ % 20000))
-"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:$lport" >"$tmp/loc.log" 2>&1 &
+"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:$lport" --open >"$tmp/loc.log" 2>&1 &
 pids+=($!)
 code=000
 for _ in $(seq 100); do

@@ -183,7 +183,7 @@ check '[ "$s" = 405 ] && problem 405' "POST probers: 405"
 
 # mrc-probe localize with a controller: its heartbeat shows it alive with nothing to change
 echo tok-prober-000000000002 >"$tmp/prober2.token"
-"$bin/mrc-probe" localize --topology "$topo" --listen 127.0.0.1:0 --controller "$base" \
+"$bin/mrc-probe" localize --topology "$topo" --listen 127.0.0.1:0 --open --controller "$base" \
     --token-file "$tmp/prober2.token" >"$tmp/localize.log" 2>&1 &
 lpid=$!
 n=0

@@ -73,9 +73,12 @@ post 409 "{\"host\":\"h0\",\"window\":1,\"epoch\":1,\"ports\":[]}"
 [ "$(reports)" = 0 ] || fail "bad reports were taken: $(reports)"
 echo "PASS: 14 bad reports refused with a clear 4xx, none taken (h1's token not for h0's)"
 post 202 "$good"
-post 400 "$good"
+# a second report of the same host and window: refused (409), the first kept
+post 409 "${good/1408/1000}"
+grep -q '"detail":"h0 reported window [0-9]* already; its first report is kept"' "$work/answer" ||
+    fail "a duplicate report: $(cat "$work/answer")"
 [ "$(reports)" = 1 ] || fail "the good report was not taken once: $(reports)"
-echo "PASS: a good report is taken once"
+echo "PASS: a good report is taken once, a second of its window refused (409)"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/reports")
 [ "$code" = 405 ] || fail "GET /reports answered $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nothing")
@@ -93,7 +96,8 @@ metric() { awk -v m="$1" '$1 == m {print $2}' "$work/metrics"; }
 for want in 'mrcfab_localizer_reports_total 1' \
     'mrcfab_localizer_reports_refused_total{reason="unauthorized"} 2' \
     'mrcfab_localizer_reports_refused_total{reason="forbidden"} 2' \
-    'mrcfab_localizer_reports_refused_total{reason="invalid"} 10' \
+    'mrcfab_localizer_reports_refused_total{reason="invalid"} 9' \
+    'mrcfab_localizer_reports_refused_total{reason="duplicate"} 1' \
     'mrcfab_localizer_reports_refused_total{reason="late"} 1' \
     'mrcfab_localizer_reports_refused_total{reason="too_large"} 0' \
     'mrcfab_localizer_probes_sent_total{plane="0"} 1408' \
@@ -131,3 +135,24 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://[::1]:$port/metric
 [ "$code" = 405 ] || fail "POST /metrics answered $code"
 echo "PASS: a 5 MiB report refused (413, too_large), windows evaluated and timed, POST /metrics refused"
 kill -0 "$pid" || fail "the localizer died"
+
+# start-up: reports need tokens unless --open, said in one sentence (exit 2); --open says so in
+# its log
+rc=0
+"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$((port + 1))" >"$work/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c '' "$work/out")" = 1 ] && grep -q -- '--report-tokens FILE, or --open' "$work/out" ||
+    fail "no --report-tokens, no --open: rc $rc, $(cat "$work/out")"
+rc=0
+"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$((port + 1))" --open \
+    --report-tokens "$work/tokens" >"$work/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- 'not with --report-tokens' "$work/out" ||
+    fail "--open with --report-tokens: rc $rc, $(cat "$work/out")"
+"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$((port + 1))" --open \
+    >"$work/open.log" 2>&1 &
+opid=$!
+for _ in $(seq 50); do curl -sf "http://[::1]:$((port + 1))/api/v1/status" >/dev/null && break; sleep 0.1; done
+kill "$opid"
+wait "$opid" 2>/dev/null || true
+grep -q 'WARNING --open: reports are taken without tokens' "$work/open.log" ||
+    fail "--open did not warn: $(cat "$work/open.log")"
+echo "PASS: without --report-tokens or --open the localizer refuses to start (exit 2, one line); --open warns"
