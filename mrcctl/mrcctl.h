@@ -82,7 +82,7 @@ int mrcctl_sink_file(void *user, const char *data, size_t datalen);
  * --controller, $MRCFAB_CONTROLLER or MRCCTL_CONTROLLER; over https the certificate chains to
  * --cacert, $MRCFAB_CACERT or the system's CAs) with |body| (may be NULL, not consumed) and the
  * bearer token (--token-file, $MRCFAB_TOKEN or $MRCFAB_TOKEN_FILE). Returns 0 when the status is
- * |want|, with the answer's JSON in |*pdoc| (NULL for an empty body; |pdoc| may be NULL; the
+ * |want| (or another 2xx when |want| is one), with the answer's JSON in |*pdoc| (NULL for an empty body; |pdoc| may be NULL; the
  * caller drops it), or when it is |quiet| (a fault the caller takes as an answer: nothing
  * printed, |*pdoc| NULL); the status goes in |*pstatus| (may be NULL). Otherwise prints the
  * fault (a problem document's sentence, in mrcctl's words rather than the API's, and the

@@ -157,8 +157,7 @@ static void translate(const mrcctl *c, const char *method, const char *path, cha
         replace_all(text, textlen, api, cli);
         size_t n = strlen(text);
         snprintf(text + n, textlen - n,
-                 "; give a token of that role or a higher one with "
-                 "--token-file FILE");
+                 "; give a token of such a role with --token-file FILE");
     }
 }
 
@@ -214,7 +213,9 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
         reach_text(url, err, text, sizeof(text));
         return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach the controller: %s", text);
     }
-    if (status == want) {
+    /* another success than the one asked for is one too: the caller tells them apart by
+     * |*pstatus| (a POST answered 200 with what was there already, not 201) */
+    if (status == want || (status / 100 == 2 && want / 100 == 2)) {
         json_object *doc = NULL;
         rv = MRCCTL_OK;
         if (answer[0]) {

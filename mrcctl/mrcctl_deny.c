@@ -135,8 +135,9 @@ static json_object *entry_body(const char *element, const char *reason, const de
 static int add_entry(mrcctl *c, const char *element, const char *reason)
 {
     json_object *body = entry_body(element, reason, &d), *entry;
+    int status = 0;
     int rv = mrcctl_api_call(c, "POST", d.force ? DENYLIST "?force=true" : DENYLIST, body, 201, 0,
-                             NULL, &entry);
+                             &status, &entry);
     json_object_put(body);
     if (rv != 0) {
         return rv;
@@ -149,7 +150,8 @@ static int add_entry(mrcctl *c, const char *element, const char *reason)
     if (c->json) {
         mrcctl_print_json(entry);
     } else {
-        print_entry("added", entry);
+        /* 200: the same entry (element, scope, window, author) was in force already */
+        print_entry(status == 200 ? "in force already:" : "added", entry);
         json_object_put(entry);
     }
     return MRCCTL_OK;

@@ -70,6 +70,7 @@ cat >"$tmp/tokens" <<'TOKENS'
 # TOKEN ROLE NAME
 tok-reader-000000000001 reader alice
 tok-prober-000000000001 prober prober1
+tok-localizer-000000001 localizer loc1
 tok-operator-0000000001 operator bob
 tok-admin-0000000000001 admin root
 TOKENS
@@ -81,6 +82,7 @@ chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 # a token file may be a line of the tokens file, after comments
 printf '# bob, the operator\n\n  tok-operator-0000000001 operator bob\n' >"$tmp/op.token"
 printf 'tok-reader-000000000001\n' >"$tmp/reader.token"
+printf 'tok-admin-0000000000001\n' >"$tmp/admin.token"
 printf 'tok-prober-000000000001\n' >"$tmp/prober.token"
 : >"$tmp/empty.token"
 topo=$root/deploy/topologies/lab.json
@@ -106,6 +108,7 @@ run() {
     set -e
 }
 op() { run --token-file "$tmp/op.token" "$@"; }
+ad() { run --token-file "$tmp/admin.token" "$@"; }
 json() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); print($1)"; }
 version() { # the denylist's version, read with the admin token
     MRCFAB_TOKEN=tok-admin-0000000000001 "$bin/mrcctl" --json deny ls | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])'
@@ -152,10 +155,14 @@ op --json drain p0-t0-1 --reason "reboot" --from 2030-01-01T00:00:00Z --to 2030-
 cp "$tmp/out" "$tmp/drain2.json"
 d2=$(json 'd["id"]')
 check '[ $rc = 0 ] && [ "$(json "d[\"reason\"], d[\"window\"][\"end\"]")" = "drain: reboot 2030-01-01T01:00:00.000Z" ]' "drain --reason keeps 'drain' at the start; a window"
-op drain p0-t0-1 --reason "drain for the optics swap"
+op drain p0-t0-1
+check '[ $rc = 0 ] && grep -q "^in force already: denylist entry $d1: p0-t0-1, scope both, active now, by bob: drain$" "$tmp/out"' "drain twice is one drain: the entry in force is shown, none added"
+op drain p0-t0-1 --reason "drain for the optics swap" --from 2031-01-01T00:00:00Z --to 2031-01-01T01:00:00Z
 check '[ $rc = 0 ] && grep -q "by bob: drain for the optics swap$" "$tmp/out"' "drain --reason already starting with 'drain' is kept"
 d3=$(sed -n 's/^added denylist entry \([0-9]*\):.*/\1/p' "$tmp/out")
-op deny add p0-t0-1 --reason "flapping"
+# another author's entry on the same element is an entry of its own (an identical one is the
+# same element, scope, window and author)
+ad deny add p0-t0-1 --reason "flapping"
 keep1=$(sed -n 's/^added denylist entry \([0-9]*\):.*/\1/p' "$tmp/out")
 op drain p0-t0-2
 keep2=$(sed -n 's/^added denylist entry \([0-9]*\):.*/\1/p' "$tmp/out")
@@ -181,7 +188,7 @@ check_schema deny-removed.schema.json "deny rm --json, undrain --json" "$tmp/rm1
 
 # 4. the token: its sources, a role that may not, none, a wrong one
 MRCFAB_TOKEN=tok-reader-000000000001 run deny add p0-t1-1 --reason "x"
-check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the reader role of '"'alice'"' may not run mrcctl deny add; it takes prober; give a token of that role or a higher one with --token-file FILE (HTTP 403)" ]' "a reader's add: exit 2, the message names the role and the command, not the API's method and path"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the reader role of '"'alice'"' may not run mrcctl deny add; it takes prober, localizer, operator, admin; give a token of such a role with --token-file FILE (HTTP 403)" ]' "a reader's add: exit 2, the message names the role and the command, not the API's method and path"
 MRCFAB_TOKEN_FILE=$tmp/reader.token run --json deny rm "$id2"
 cp "$tmp/out" "$tmp/e403.json"
 check '[ $rc = 2 ] && err_is "the reader role of" && [ "$(json "d[\"error\"][\"code\"]")" = 2 ]' "a reader's rm with --json: exit 2, an error document"
@@ -375,10 +382,10 @@ python3 "$tmp/reports.py" "$base"
 pe=$(python3 - "$base" <<'PY'
 import json, sys, urllib.request
 base = sys.argv[1]
-def post(path, body):
+def post(path, body, token="tok-prober-000000000001"):
     req = urllib.request.Request(base + path, method="POST", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json",
-                                          "Authorization": "Bearer tok-prober-000000000001"})
+                                          "Authorization": "Bearer " + token})
     with urllib.request.urlopen(req) as r:
         return r.status, json.load(r)
 link = "p1-t0-2~p1-t1-1"
@@ -396,7 +403,8 @@ s, _ = post("/api/v1/probes", {
          "state": "denied", "entries": [e["id"]]},
         {"component": "p1 T1 0", "kind": "switch", "elements": [{"element": "p1-t1-0"}],
          "loss": 0.004, "lost": 51, "sent": 12800, "horizon_s": 10, "llr": 20,
-         "since": "2026-12-01T22:10:00.250Z", "state": "adding", "entries": [0]}]})
+         "since": "2026-12-01T22:10:00.250Z", "state": "adding", "entries": [0]}]},
+    "tok-localizer-000000001")  # the evidence is the localizer's to post
 assert s == 202, s
 print(e["id"])
 PY
@@ -757,7 +765,7 @@ op "${floor[@]}" --json drain p1-t0-0
 cp "$tmp/out" "$tmp/e409.json"
 check '[ $rc = 2 ] && conforms error.schema.json "$tmp/e409.json" && json "d[\"error\"][\"message\"]" | grep -q "with --force (HTTP 409)$"' "drain below the floor with --json: the error document says --force too"
 run "${floor[@]}" --token-file "$tmp/prober.token" drain p1-t0-0 --force
-check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the prober role of '"'prober1'"' may not run mrcctl drain --force; it takes operator; give a token of that role or a higher one with --token-file FILE (HTTP 403)" ]' "a prober's drain --force: exit 2, --force takes an operator"
+check '[ $rc = 2 ] && [ "$(cat "$tmp/err")" = "mrcctl: the prober role of '"'prober1'"' may not add an entry with --force; it takes operator, admin (HTTP 403)" ]' "a prober's drain --force: exit 2, --force takes an operator"
 op "${floor[@]}" drain p1-t0-0 --force
 check '[ $rc = 0 ] && grep -q "^added denylist entry [0-9]*: p1-t0-0, scope both, active now, by bob: drain$" "$tmp/out"' "drain --force: added"
 run "${floor[@]}" --token-file "$tmp/reader.token" deny check p0-t1-1
