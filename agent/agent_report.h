@@ -84,8 +84,8 @@ typedef struct agent_report agent_report;
  * Size: names are at most FAB_NAME_MAX - 1 bytes of A-Z a-z 0-9 . _ - and paths at most
  * AGENT_REPORT_PATH_MAX - 1 bytes needing no escape, so each row has a largest size (an EV
  * row 711 bytes, a peer row 699, a transition 181) and a report is never longer than
- * agent_report_max_size(): 945,880 bytes with the default bounds and a two-letter host name,
- * 25,720 with 16 peers, 16 EVs and 16 transitions (counters of 20 digits; real ones are
+ * agent_report_max_size(): 945,982 bytes with the default bounds and a two-letter host name,
+ * 25,822 with 16 peers, 16 EVs and 16 transitions (counters of 20 digits; real ones are
  * shorter). max_bytes caps it lower (the controller's default body limit is 64 KiB), leaving
  * out the rows that do not fit (the least bad EVs, the least busy peers, the oldest
  * transitions) and counting them in "truncated".
