@@ -241,7 +241,8 @@ static json_object *floor_json(const agent_daemon *d)
             continue;
         }
         json_object *r = json_object_new_object();
-        json_object_object_add(r, "peer", json_object_new_string(fab_host_name(d->topo, p[i].peer)));
+        json_object_object_add(r, "peer",
+                               json_object_new_string(fab_host_name(d->topo, p[i].peer)));
         json_object_object_add(r, "qps", json_object_new_uint64(p[i].qps));
         json_object_object_add(r, "evs", json_object_new_uint64(p[i].nevs));
         json_object_object_add(r, "allowed", json_object_new_uint64(p[i].allowed));

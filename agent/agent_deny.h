@@ -31,9 +31,10 @@ typedef struct agent_deny agent_deny;
  * Parses the body of GET /api/v1/denylist (|json|, |len| bytes, NUL not needed) against
  * |topo|, which must outlive the set. Entries whose "active" is false are left out; an
  * element |topo| does not know (a newer controller's fabric) is skipped and counted, not an
- * error. An entry's "source" is optional (a string when given). On success stores a new set in |*pset| (free it with agent_deny_free()). Returns 0,
- * or -EINVAL with a sentence in |err| (a body that is not JSON or not the schema's shape;
- * nothing is stored, so the caller keeps its old set) or -ENOMEM.
+ * error. An entry's "source" is optional (a string when given). On success stores a new set in
+ * |*pset| (free it with agent_deny_free()). Returns 0, or -EINVAL with a sentence in |err| (a body
+ * that is not JSON or not the schema's shape; nothing is stored, so the caller keeps its old set)
+ * or -ENOMEM.
  */
 int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_deny **pset,
                      char *err, size_t errlen);

@@ -151,8 +151,7 @@ static agent_floor_peer *record(agent_floor *f, uint32_t peer)
     return &f->peers[at];
 }
 
-void agent_floor_update(agent_floor *f, const uint32_t *peers, const agent_floor_qp *qps,
-                        size_t n)
+void agent_floor_update(agent_floor *f, const uint32_t *peers, const agent_floor_qp *qps, size_t n)
 {
     /* every record made first (a new one not floored before), so that none moves after */
     for (size_t i = 0; i < n; i++) {

@@ -61,12 +61,12 @@ void agent_floor_pick(const agent_floor_cfg *cfg, const struct agent_deny *deny,
 /* A peer held at the floor now or earlier: its floored QPs' EVs added up. */
 typedef struct agent_floor_peer {
     uint32_t peer;
-    bool floored;          /* now */
-    unsigned qps;          /* QPs toward it at the floor now */
-    unsigned nevs;         /* their EVs, */
-    unsigned allowed;      /* those the denylist leaves, */
-    unsigned kept;         /* and those the floor keeps */
-    uint64_t entered;      /* times it went to the floor */
+    bool floored;     /* now */
+    unsigned qps;     /* QPs toward it at the floor now */
+    unsigned nevs;    /* their EVs, */
+    unsigned allowed; /* those the denylist leaves, */
+    unsigned kept;    /* and those the floor keeps */
+    uint64_t entered; /* times it went to the floor */
 } agent_floor_peer;
 
 typedef struct agent_floor_totals {
@@ -88,8 +88,7 @@ const agent_floor_cfg *agent_floor_get_cfg(const agent_floor *f);
  * QPs are gone); each such transition is logged once (a warning going, a notice leaving) and
  * each going counted, however often the same state is given again.
  */
-void agent_floor_update(agent_floor *f, const uint32_t *peers, const agent_floor_qp *qps,
-                        size_t n);
+void agent_floor_update(agent_floor *f, const uint32_t *peers, const agent_floor_qp *qps, size_t n);
 void agent_floor_get_totals(const agent_floor *f, agent_floor_totals *ptotals);
 /* The peers held now or earlier, in host order: |*pn| of them, borrowed until the next
  * update. */

@@ -223,8 +223,8 @@ static unsigned deny_qp(agent_node *node, size_t i, uint64_t now)
             state[n++] = st.state;
         }
     }
-    agent_floor_pick(agent_floor_get_cfg(node->floor), node->deny, node->cfg.host,
-                     node->qp_peer[i], evs, n, denied, &node->qp_floor[i]);
+    agent_floor_pick(agent_floor_get_cfg(node->floor), node->deny, node->cfg.host, node->qp_peer[i],
+                     evs, n, denied, &node->qp_floor[i]);
     for (unsigned k = 0; k < n; k++) {
         if (denied[k] != (state[k] == MRC_EV_DENIED)) {
             changed += mrc_qp_ev_set_state(qp, evs[k].val, denied[k] ? MRC_EV_DENIED : MRC_EV_GOOD,
@@ -397,7 +397,9 @@ int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_
     node->qps[node->nqps] = qp;
     node->qp_peer[node->nqps++] = peer;
     deny_qp(node, node->nqps - 1, agent_now());
-    floor_update(node);
+    if (node->qp_floor[node->nqps - 1].floored) { /* a QP above the floor changes no peer's */
+        floor_update(node);
+    }
     if (node->hooks.qp_new) {
         node->hooks.qp_new(node->hooks.user, qp, peer);
     }
@@ -461,10 +463,13 @@ void agent_node_qp_free(agent_node *node, mrc_qp *qp)
     }
     for (size_t i = 0; i < node->nqps; i++) {
         if (node->qps[i] == qp) {
+            bool floored = node->qp_floor[i].floored;
             node->qps[i] = node->qps[--node->nqps];
             node->qp_peer[i] = node->qp_peer[node->nqps];
             node->qp_floor[i] = node->qp_floor[node->nqps];
-            floor_update(node);
+            if (floored) {
+                floor_update(node);
+            }
             break;
         }
     }

@@ -474,10 +474,9 @@ static void put_truncated(util_buf *b, uint64_t peers, uint64_t evs, uint64_t tr
 
 static void put_floor(util_buf *b, uint64_t peers, uint64_t evs, uint64_t entered)
 {
-    util_buf_printf(b,
-                    ",\"deny_floor\":{\"peers\":%" PRIu64 ",\"evs\":%" PRIu64
-                    ",\"entered\":%" PRIu64 "}",
-                    peers, evs, entered);
+    util_buf_printf(
+        b, ",\"deny_floor\":{\"peers\":%" PRIu64 ",\"evs\":%" PRIu64 ",\"entered\":%" PRIu64 "}",
+        peers, evs, entered);
 }
 
 static const char peers_open[] = ",\"peers\":[";

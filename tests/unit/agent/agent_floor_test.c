@@ -84,9 +84,9 @@ START_TEST(test_agent_floor_everything_denied)
     bool denied[NEV];
     profile(t, evs);
     static const ent v[] = {
-        {"p0-t1-0", "both", "operator"},        {"p0-t1-1", "both", "operator"},
-        {"p1-t1-0", "both", "operator"},        {"p1-t1-1", "both", "operator"},
-        {"p0-t0-0~p0-t1-0", "up", "prober"},    /* h0 is under T0 0 */
+        {"p0-t1-0", "both", "operator"},         {"p0-t1-1", "both", "operator"},
+        {"p1-t1-0", "both", "operator"},         {"p1-t1-1", "both", "operator"},
+        {"p0-t0-0~p0-t1-0", "up", "prober"},     /* h0 is under T0 0 */
         {"p1-t0-1~p1-t1-1", "down", "operator"}, /* h2 is under T0 1 */
     };
     agent_deny *set = deny_of(t, v, sizeof(v) / sizeof(v[0]));
@@ -236,7 +236,7 @@ START_TEST(test_agent_floor_exact)
     ck_assert(q.floored);
     ck_assert_uint_eq(q.kept, 2);
     ck_assert(!denied[0] && !denied[1]); /* ties: the profile's first */
-    agent_floor_cfg tenth = {0.3, 1}; /* of 10 EVs: 3, not 4 */
+    agent_floor_cfg tenth = {0.3, 1};    /* of 10 EVs: 3, not 4 */
     agent_floor_pick(&tenth, set, 0, 2, evs, 10, denied, &q);
     ck_assert_uint_eq(q.allowed, 2);
     ck_assert_uint_eq(q.kept, 1);
