@@ -85,7 +85,8 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
     set->counts.entries = n;
     set->ents = util_xcalloc(n ? n : 1, sizeof(*set->ents));
     for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(entries, i), *el, *scope, *active, *src = NULL;
+        json_object *e = json_object_array_get_idx(entries, i), *el, *scope, *active, *src = NULL,
+                    *reason = NULL;
         char where[48];
         snprintf(where, sizeof(where), "entries[%zu].", i);
         if (!json_object_is_type(e, json_type_object)) {
@@ -104,12 +105,16 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
                 i, json_object_get_string(scope));
             goto out;
         }
-        /* optional here: only the floor's ranking reads it (agent_deny_cost) */
-        if (json_object_object_get_ex(e, "source", &src) &&
-            !json_object_is_type(src, json_type_string)) {
-            say(err, errlen, "denylist body: entries[%zu].source must be a string, not %s", i,
-                util_json_type_name(json_object_get_type(src)));
-            goto out;
+        /* optional here: only the floor's ranking reads them (agent_deny_cost) */
+        static const char *const texts[] = {"source", "reason"};
+        json_object **tv[] = {&src, &reason};
+        for (int k = 0; k < 2; k++) {
+            if (json_object_object_get_ex(e, texts[k], tv[k]) &&
+                !json_object_is_type(*tv[k], json_type_string)) {
+                say(err, errlen, "denylist body: entries[%zu].%s must be a string, not %s", i,
+                    texts[k], util_json_type_name(json_object_get_type(*tv[k])));
+                goto out;
+            }
         }
         if (!json_object_get_boolean(active)) {
             set->counts.inactive++;
@@ -132,7 +137,10 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
         set->counts.applied += r == 0;
         set->counts.skipped += r != 0;
         if (r == 0) {
-            bool drain = src && strcmp(json_object_get_string(src), "operator") == 0;
+            /* docs/architecture.md#denylists: a drain's reason starts with "drain" (mrcctl
+             * drain, lab.sh drain); only an operator's entry is one */
+            bool drain = src && strcmp(json_object_get_string(src), "operator") == 0 && reason &&
+                         strncmp(json_object_get_string(reason), "drain", 5) == 0;
             set->ents[set->nents++] = (deny_ent){.el = x, .dirs = dirs, .failure = !drain};
         }
     }

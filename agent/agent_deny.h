@@ -31,7 +31,8 @@ typedef struct agent_deny agent_deny;
  * Parses the body of GET /api/v1/denylist (|json|, |len| bytes, NUL not needed) against
  * |topo|, which must outlive the set. Entries whose "active" is false are left out; an
  * element |topo| does not know (a newer controller's fabric) is skipped and counted, not an
- * error. An entry's "source" is optional (a string when given). On success stores a new set in
+ * error. An entry's "source" and "reason" are optional (strings when given). On success stores a
+ * new set in
  * |*pset| (free it with agent_deny_free()). Returns 0, or -EINVAL with a sentence in |err| (a body
  * that is not JSON or not the schema's shape; nothing is stored, so the caller keeps its old set)
  * or -ENOMEM.
@@ -60,9 +61,10 @@ const char *agent_deny_first_skipped(const agent_deny *set);
 bool agent_deny_ev(const agent_deny *set, uint32_t src_host, uint32_t dst_host, uint32_t ev);
 
 /* How much of the denylist an EV's path crosses: the applied entries that deny a part of it
- * by the rule above, those of a source other than "operator" (the prober's verdicts, and an
- * entry without a source: failures) apart from the operator's (drains). The denylist floor
- * (agent_floor.h) ranks EVs by it. */
+ * by the rule above, the drains (an operator's entry whose reason starts with "drain": planned
+ * maintenance, docs/architecture.md#denylists) apart from the rest (the prober's verdicts, an
+ * operator's entry for any other reason, an entry without a source or reason: failures). The
+ * denylist floor (agent_floor.h) ranks EVs by it. */
 typedef struct agent_deny_ev_cost {
     unsigned failures, drains;
 } agent_deny_ev_cost;

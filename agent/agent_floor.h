@@ -18,10 +18,10 @@ struct agent_deny;
  * max(ceil(fraction x EVs), 1 EV on each of |planes| planes); when the denylist leaves fewer,
  * the agent keeps the least bad of the EVs it denies, by rank:
  *
- *   1. fewer failures crossed: entries whose source is not "operator" (the prober's verdicts,
- *      an entry without a source): a failed element loses packets;
- *   2. fewer drains crossed: the operator's entries (maintenance: the element most often still
- *      forwards until the work starts);
+ *   1. fewer failures crossed: every entry but a drain (the prober's verdicts, an operator's
+ *      entry for another reason): a failed element loses packets;
+ *   2. fewer drains crossed: an operator's entries whose reason starts with "drain"
+ *      (maintenance: the element most often still forwards until the work starts);
  *   3. the EV's place in the profile (which spreads a tie over every path and plane, salt by
  *      salt).
  *

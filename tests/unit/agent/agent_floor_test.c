@@ -38,8 +38,10 @@ static void profile(const fab_topo *t, mrc_ev *evs)
     }
 }
 
+/* An entry and its kind: "drain" (the operator's, its reason "drain: ..."), "operator" (the
+ * operator's for another reason), "prober", or NULL (no source, a reason "drain"). */
 typedef struct ent {
-    const char *element, *scope, *source;
+    const char *element, *scope, *kind;
 } ent;
 
 static agent_deny *deny_of(const fab_topo *t, const ent *v, size_t n)
@@ -49,8 +51,13 @@ static agent_deny *deny_of(const fab_topo *t, const ent *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         util_buf_printf(&b, "%s{\"element\":\"%s\",\"scope\":\"%s\",\"active\":true", i ? "," : "",
                         v[i].element, v[i].scope);
-        if (v[i].source) {
-            util_buf_printf(&b, ",\"source\":\"%s\"", v[i].source);
+        const char *k = v[i].kind;
+        if (!k) {
+            util_buf_printf(&b, ",\"reason\":\"drain\"");
+        } else if (strcmp(k, "drain") == 0) {
+            util_buf_printf(&b, ",\"source\":\"operator\",\"reason\":\"drain: test\"");
+        } else {
+            util_buf_printf(&b, ",\"source\":\"%s\",\"reason\":\"loses 3 %%\"", k);
         }
         util_buf_printf(&b, "}");
     }
@@ -84,10 +91,10 @@ START_TEST(test_agent_floor_everything_denied)
     bool denied[NEV];
     profile(t, evs);
     static const ent v[] = {
-        {"p0-t1-0", "both", "operator"},         {"p0-t1-1", "both", "operator"},
-        {"p1-t1-0", "both", "operator"},         {"p1-t1-1", "both", "operator"},
-        {"p0-t0-0~p0-t1-0", "up", "prober"},     /* h0 is under T0 0 */
-        {"p1-t0-1~p1-t1-1", "down", "operator"}, /* h2 is under T0 1 */
+        {"p0-t1-0", "both", "drain"},         {"p0-t1-1", "both", "drain"},
+        {"p1-t1-0", "both", "drain"},         {"p1-t1-1", "both", "drain"},
+        {"p0-t0-0~p0-t1-0", "up", "prober"},  /* h0 is under T0 0 */
+        {"p1-t0-1~p1-t1-1", "down", "drain"}, /* h2 is under T0 1 */
     };
     agent_deny *set = deny_of(t, v, sizeof(v) / sizeof(v[0]));
     agent_deny_ev_cost c;
@@ -142,7 +149,7 @@ START_TEST(test_agent_floor_zero)
     bool denied[NEV];
     profile(t, evs);
     static const ent v[] = {{"p0-t1-0", "both", "prober"},
-                            {"p0-t1-1", "both", "operator"},
+                            {"p0-t1-1", "both", "drain"},
                             {"p1-t1-0", "both", "prober"},
                             {"p1-t1-1", "both", "prober"}};
     agent_deny *set = deny_of(t, v, 4);
@@ -181,7 +188,7 @@ START_TEST(test_agent_floor_planes)
     bool denied[NEV];
     profile(t, evs);
     agent_floor_qp q;
-    static const ent p1[] = {{"p1-t1-0", "both", "operator"}, {"p1-t1-1", "both", "prober"}};
+    static const ent p1[] = {{"p1-t1-0", "both", "operator"}, {"p1-t1-1", "both", "drain"}};
     agent_deny *set = deny_of(t, p1, 2);
     agent_floor_pick(&dflt, set, 0, 2, evs, NEV, denied, &q);
     ck_assert(!q.floored); /* 64 of 128 left, on one plane: the default floor holds */
@@ -190,7 +197,7 @@ START_TEST(test_agent_floor_planes)
     agent_floor_pick(&two, set, 0, 2, evs, NEV, denied, &q);
     ck_assert(q.floored);
     ck_assert_uint_eq(q.kept, 1);
-    ck_assert(!denied[2]); /* plane 1 T1 0: a drain, not the failure */
+    ck_assert(!denied[3]); /* plane 1 T1 1: the drain, not the operator's other entry */
     /* more planes than the peer has: all of its planes */
     agent_floor_cfg many = {0, 16};
     agent_floor_pick(&many, set, 0, 2, evs, NEV, denied, &q);
@@ -198,16 +205,17 @@ START_TEST(test_agent_floor_planes)
     agent_deny_free(set);
 
     static const ent both[] = {
-        {"h0:0", "up", "prober"}, {"p1-t1-0", "both", "operator"}, {"p1-t1-1", "both", NULL}};
+        {"h0:0", "up", "prober"}, {"p1-t1-0", "both", NULL}, {"p1-t1-1", "both", "drain"}};
     set = deny_of(t, both, 3);
     agent_floor_cfg one = {0, 1};
     agent_floor_pick(&one, set, 0, 2, evs, NEV, denied, &q);
     ck_assert_uint_eq(q.allowed, 0);
     ck_assert_uint_eq(q.kept, 1);
-    ck_assert(!denied[2]); /* no source counts as a failure: p1-t1-0's drain is the least bad */
+    /* a reason "drain" without a source is a failure: p1-t1-1's drain is the least bad */
+    ck_assert(!denied[3]);
     agent_floor_pick(&dflt, set, 0, 2, evs, NEV, denied, &q);
     ck_assert_uint_eq(q.kept, 32);
-    ck_assert_uint_eq(in_use_on(denied, 2), 32);
+    ck_assert_uint_eq(in_use_on(denied, 3), 32);
     agent_deny_free(set);
     fab_topo_free(t);
 }
@@ -220,9 +228,8 @@ START_TEST(test_agent_floor_exact)
     mrc_ev evs[NEV];
     bool denied[NEV];
     profile(t, evs);
-    static const ent v[] = {{"p0-t1-0", "both", "operator"},
-                            {"p0-t1-1", "both", "operator"},
-                            {"p1-t1-0", "both", "operator"}};
+    static const ent v[] = {
+        {"p0-t1-0", "both", "drain"}, {"p0-t1-1", "both", "drain"}, {"p1-t1-0", "both", "drain"}};
     agent_deny *set = deny_of(t, v, 3);
     agent_floor_qp q;
     agent_floor_pick(&dflt, set, 0, 2, evs, NEV, denied, &q);
@@ -369,7 +376,7 @@ START_TEST(test_agent_floor_counts_and_log)
 }
 END_TEST
 
-/* The entries' "source" is optional, a string when given. */
+/* The entries' "source" and "reason" are optional, strings when given. */
 START_TEST(test_agent_floor_source_checked)
 {
     fab_topo *t = load();
@@ -380,6 +387,15 @@ START_TEST(test_agent_floor_source_checked)
     ck_assert_int_eq(agent_deny_parse(t, body, strlen(body), &set, err, sizeof(err)), -EINVAL);
     ck_assert_ptr_null(set);
     ck_assert_msg(strstr(err, "entries[0].source must be a string, not an integer"), "%s", err);
+    body = "{\"version\":1,\"entries\":[{\"element\":\"h1:0\",\"scope\":\"up\","
+           "\"active\":false,\"reason\":null}]}";
+    ck_assert_int_eq(agent_deny_parse(t, body, strlen(body), &set, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "entries[0].reason must be a string, not null"), "%s", err);
+    body = "{\"version\":1,\"entries\":[{\"element\":\"h1:0\",\"scope\":\"up\","
+           "\"active\":true,\"source\":null,\"reason\":\"x\"}]}";
+    ck_assert_int_eq(agent_deny_parse(t, body, strlen(body), &set, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "entries[0].source must be a string, not null"), "%s", err);
+    ck_assert_ptr_null(set);
     fab_topo_free(t);
 }
 END_TEST
