@@ -71,8 +71,11 @@ static void on_denylist(void *user, uint64_t version, const char *json, size_t l
     d->denied_changes += changed;
     agent_deny_counts c;
     agent_deny_counts_get(deny, &c);
-    util_log(UTIL_LOG_NOTICE, "denylist %llu: %zu entries in force, %u EV states changed",
-             (unsigned long long)version, c.applied, changed);
+    agent_floor_totals ft;
+    agent_floor_get_totals(agent_node_floor(d->node), &ft);
+    util_log(UTIL_LOG_NOTICE,
+             "denylist %llu: %zu entries in force, %u EV states changed, %llu peers at the floor",
+             (unsigned long long)version, c.applied, changed, (unsigned long long)ft.peers);
     if (c.skipped) {
         util_log(UTIL_LOG_WARNING, "denylist %llu: %zu elements not in this topology (first: %s)",
                  (unsigned long long)version, c.skipped, agent_deny_first_skipped(deny));
@@ -159,6 +162,9 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    agent_floor_totals ft;
+    agent_floor_get_totals(agent_node_floor(d->node), &ft);
+    agent_report_set_floor(d->report, ft.peers, ft.kept, ft.entered);
     if (agent_report_build(d->report, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
                            &b) == 0 &&
         agent_ctl_report(d->ctl, b.s, b.len) == 0) {
@@ -166,6 +172,8 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
     }
     free(b.s);
 }
+
+static json_object *floor_json(const agent_daemon *d);
 
 static void api_status(void *user, json_object *o)
 {
@@ -207,6 +215,47 @@ static void api_status(void *user, json_object *o)
         json_object_object_add(evs, names[k], json_object_new_uint64(count[k]));
     }
     json_object_object_add(o, "ev_states", evs);
+    json_object_object_add(o, "deny_floor", floor_json(d));
+}
+
+#define STATUS_FLOOR_PEERS 64 /* peers listed in the status's "deny_floor" */
+
+/* The denylist floor for the status: its settings, the totals, and the peers held now. */
+static json_object *floor_json(const agent_daemon *d)
+{
+    const agent_floor *f = agent_node_floor(d->node);
+    const agent_floor_cfg *cfg = agent_floor_get_cfg(f);
+    agent_floor_totals t;
+    size_t n, listed = 0;
+    const agent_floor_peer *p = agent_floor_peers(f, &n);
+    agent_floor_get_totals(f, &t);
+    json_object *o = json_object_new_object(), *held = json_object_new_array();
+    json_object_object_add(o, "fraction", json_object_new_double(cfg->fraction));
+    json_object_object_add(o, "planes", json_object_new_uint64(cfg->planes));
+    json_object_object_add(o, "peers", json_object_new_uint64(t.peers));
+    json_object_object_add(o, "kept", json_object_new_uint64(t.kept));
+    json_object_object_add(o, "entered", json_object_new_uint64(t.entered));
+    /* bounded: a deny-everything list holds every peer the host talks to */
+    for (size_t i = 0; i < n && listed < STATUS_FLOOR_PEERS; i++) {
+        if (!p[i].floored) {
+            continue;
+        }
+        json_object *r = json_object_new_object();
+        json_object_object_add(r, "peer",
+                               json_object_new_string(fab_host_name(d->topo, p[i].peer)));
+        json_object_object_add(r, "qps", json_object_new_uint64(p[i].qps));
+        json_object_object_add(r, "evs", json_object_new_uint64(p[i].nevs));
+        json_object_object_add(r, "allowed", json_object_new_uint64(p[i].allowed));
+        json_object_object_add(r, "kept", json_object_new_uint64(p[i].kept));
+        json_object_object_add(r, "entered", json_object_new_uint64(p[i].entered));
+        json_object_array_add(held, r);
+        listed++;
+    }
+    json_object_object_add(o, "held", held);
+    if (t.peers > listed) {
+        json_object_object_add(o, "held_not_listed", json_object_new_uint64(t.peers - listed));
+    }
+    return o;
 }
 
 /* A scrape of /metrics: the node's counters, then what the daemon holds. */
@@ -223,6 +272,11 @@ static void metrics_fill(void *user, agent_metrics_snapshot *s)
     s->controller = d->cfg.url != NULL;
     s->connected = d->linked;
     s->denylist_version = d->deny ? agent_deny_version(d->deny) : 0;
+    agent_floor_totals ft;
+    agent_floor_get_totals(agent_node_floor(d->node), &ft);
+    s->floor_peers = ft.peers;
+    s->floor_kept = ft.kept;
+    s->floor_entered = ft.entered;
     if (d->ctl) {
         agent_ctl_stats st;
         agent_ctl_get_stats(d->ctl, &st);

@@ -12,8 +12,18 @@
 #include "agent_deny.h"
 #include "util.h"
 
+/* An applied entry as the floor ranks EVs by it (agent_deny_cost). */
+typedef struct deny_ent {
+    fab_element el;
+    unsigned dirs;
+    bool failure;
+} deny_ent;
+
 struct agent_deny {
+    const fab_topo *topo;
     fab_deny *deny;
+    deny_ent *ents; /* the applied entries, in the body's order */
+    size_t nents;
     uint64_t version;
     agent_deny_counts counts;
     char first_skipped[FAB_NAME_MAX * 2];
@@ -66,14 +76,17 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
     }
     set = util_xcalloc(1, sizeof(*set));
     set->version = (uint64_t)json_object_get_int64(v);
+    set->topo = topo;
     if (fab_deny_new(topo, &set->deny) != 0) {
         rv = -ENOMEM;
         goto out;
     }
     size_t n = json_object_array_length(entries);
     set->counts.entries = n;
+    set->ents = util_xcalloc(n ? n : 1, sizeof(*set->ents));
     for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(entries, i), *el, *scope, *active;
+        json_object *e = json_object_array_get_idx(entries, i), *el, *scope, *active, *src = NULL,
+                    *reason = NULL;
         char where[48];
         snprintf(where, sizeof(where), "entries[%zu].", i);
         if (!json_object_is_type(e, json_type_object)) {
@@ -91,6 +104,17 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
             say(err, errlen, "denylist body: entries[%zu].scope must be both, up or down, not '%s'",
                 i, json_object_get_string(scope));
             goto out;
+        }
+        /* optional here: only the floor's ranking reads them (agent_deny_cost) */
+        static const char *const texts[] = {"source", "reason"};
+        json_object **tv[] = {&src, &reason};
+        for (int k = 0; k < 2; k++) {
+            if (json_object_object_get_ex(e, texts[k], tv[k]) &&
+                !json_object_is_type(*tv[k], json_type_string)) {
+                say(err, errlen, "denylist body: entries[%zu].%s must be a string, not %s", i,
+                    texts[k], util_json_type_name(json_object_get_type(*tv[k])));
+                goto out;
+            }
         }
         if (!json_object_get_boolean(active)) {
             set->counts.inactive++;
@@ -112,6 +136,13 @@ int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_d
         }
         set->counts.applied += r == 0;
         set->counts.skipped += r != 0;
+        if (r == 0) {
+            /* docs/architecture.md#denylists: a drain's reason starts with "drain" (mrcctl
+             * drain, lab.sh drain); only an operator's entry is one */
+            bool drain = src && strcmp(json_object_get_string(src), "operator") == 0 && reason &&
+                         strncmp(json_object_get_string(reason), "drain", 5) == 0;
+            set->ents[set->nents++] = (deny_ent){.el = x, .dirs = dirs, .failure = !drain};
+        }
     }
     *pset = set;
     set = NULL;
@@ -129,6 +160,7 @@ void agent_deny_free(agent_deny *set)
 {
     if (set) {
         fab_deny_free(set->deny);
+        free(set->ents);
         free(set);
     }
 }
@@ -156,4 +188,54 @@ bool agent_deny_ev(const agent_deny *set, uint32_t src_host, uint32_t dst_host, 
 const fab_deny *agent_deny_set(const agent_deny *set)
 {
     return set->deny;
+}
+
+/* The T0 index of switch |sw|. */
+static unsigned t0_index(const fab_topo *topo, uint32_t sw)
+{
+    fab_switch s;
+    return fab_switch_get(topo, sw, &s) == 0 ? s.index : UINT32_MAX;
+}
+
+/* Whether entry |e| denies a part of |path| from |src| to |dst| by fab_deny_ev's rule. */
+static bool crosses(const fab_topo *topo, const deny_ent *e, const fab_path *path, uint32_t src,
+                    uint32_t dst)
+{
+    const fab_element *x = &e->el;
+    switch (x->kind) {
+    case FAB_EL_SWITCH:
+        for (unsigned h = 0; h < path->nhops; h++) {
+            if (path->hops[h] == x->sw) {
+                return true;
+            }
+        }
+        return false;
+    case FAB_EL_LINK:
+        if (x->plane != path->plane || path->nhops != 3 || path->t1 != (int)x->t1) {
+            return false;
+        }
+        return ((e->dirs & FAB_DIR_UP) && t0_index(topo, path->hops[0]) == x->t0) ||
+               ((e->dirs & FAB_DIR_DOWN) && t0_index(topo, path->hops[2]) == x->t0);
+    case FAB_EL_PORT:
+        return x->plane == path->plane && (((e->dirs & FAB_DIR_UP) && x->host == src) ||
+                                           ((e->dirs & FAB_DIR_DOWN) && x->host == dst));
+    }
+    return false;
+}
+
+int agent_deny_cost(const agent_deny *set, uint32_t src, uint32_t dst, uint32_t ev,
+                    agent_deny_ev_cost *pcost)
+{
+    fab_path path;
+    *pcost = (agent_deny_ev_cost){0};
+    if (src == dst || fab_path_of_ev(set->topo, src, dst, ev, &path) != 0) {
+        return -ENOENT;
+    }
+    for (size_t i = 0; i < set->nents; i++) {
+        if (crosses(set->topo, &set->ents[i], &path, src, dst)) {
+            pcost->failures += set->ents[i].failure;
+            pcost->drains += !set->ents[i].failure;
+        }
+    }
+    return 0;
 }

@@ -31,9 +31,11 @@ typedef struct agent_deny agent_deny;
  * Parses the body of GET /api/v1/denylist (|json|, |len| bytes, NUL not needed) against
  * |topo|, which must outlive the set. Entries whose "active" is false are left out; an
  * element |topo| does not know (a newer controller's fabric) is skipped and counted, not an
- * error. On success stores a new set in |*pset| (free it with agent_deny_free()). Returns 0,
- * or -EINVAL with a sentence in |err| (a body that is not JSON or not the schema's shape;
- * nothing is stored, so the caller keeps its old set) or -ENOMEM.
+ * error. An entry's "source" and "reason" are optional (strings when given). On success stores a
+ * new set in
+ * |*pset| (free it with agent_deny_free()). Returns 0, or -EINVAL with a sentence in |err| (a body
+ * that is not JSON or not the schema's shape; nothing is stored, so the caller keeps its old set)
+ * or -ENOMEM.
  */
 int agent_deny_parse(const fab_topo *topo, const char *json, size_t len, agent_deny **pset,
                      char *err, size_t errlen);
@@ -57,6 +59,20 @@ const char *agent_deny_first_skipped(const agent_deny *set);
  * names no path in the topology is reported excluded. O(1), no allocation, no strings; safe
  * from any number of threads. */
 bool agent_deny_ev(const agent_deny *set, uint32_t src_host, uint32_t dst_host, uint32_t ev);
+
+/* How much of the denylist an EV's path crosses: the applied entries that deny a part of it
+ * by the rule above, the drains (an operator's entry whose reason starts with "drain": planned
+ * maintenance, docs/architecture.md#denylists) apart from the rest (the prober's verdicts, an
+ * operator's entry for any other reason, an entry without a source or reason: failures). The
+ * denylist floor (agent_floor.h) ranks EVs by it. */
+typedef struct agent_deny_ev_cost {
+    unsigned failures, drains;
+} agent_deny_ev_cost;
+
+/* |set|'s cost of EV |ev| from |src_host| to |dst_host| into |*pcost|. Returns 0, or -ENOENT
+ * when the EV names no path (then |*pcost| is zero). O(entries), no allocation. */
+int agent_deny_cost(const agent_deny *set, uint32_t src_host, uint32_t dst_host, uint32_t ev,
+                    agent_deny_ev_cost *pcost);
 
 /* The libmrcfab set behind |set| (borrowed), for callers that need the rule's other forms. */
 const fab_deny *agent_deny_set(const agent_deny *set);

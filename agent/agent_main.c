@@ -16,7 +16,8 @@ static struct {
     char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *state_dir,
         *oob, *metrics;
     uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
-        report_max;
+        report_max, deny_floor_planes;
+    double deny_floor;
 } o;
 
 /* clang-format off */
@@ -34,6 +35,8 @@ static const util_opt opts[] = {
     {.name = "report-max", .kind = UTIL_OPT_UINT, .def = "65000", .min = 4096, .max = 16777216, .dest = &o.report_max, .arg = "BYTES", .help = "largest report (at most the controller's --max-body)"},
     {.name = "metrics", .kind = UTIL_OPT_STR, .dest = &o.metrics, .arg = "ADDR:PORT", .check = agent_metrics_check_addr, .help = "serve Prometheus metrics at GET /metrics there ([ADDR]:PORT for IPv6; not given: not served)"},
     UTIL_OPT_MTU(&o.mtu),
+    {.name = "deny-floor", .kind = UTIL_OPT_DOUBLE, .def = "0.25", .min = 0, .max = 1, .dest = &o.deny_floor, .arg = "FRACTION", .help = "share of a peer's EVs kept in use however many the denylist denies (the least bad of them; 0: only --deny-floor-planes)"},
+    {.name = "deny-floor-planes", .kind = UTIL_OPT_UINT, .def = "1", .min = 1, .max = 16, .dest = &o.deny_floor_planes, .arg = "N", .help = "planes on which the denylist leaves a peer at least one EV (the least bad; at most the planes it has)"},
     {.name = "evs", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1024, .dest = &o.evs, .help = "EVs per peer, spread over its paths"},
     UTIL_OPT_CC(&o.cc),
     UTIL_OPT_PORT_GBPS(&o.port_gbps),
@@ -119,6 +122,8 @@ int main(int argc, char **argv)
                          .base_rtt_ns = o.base_rtt_ns,
                          .timeout = (uint8_t)o.timeout,
                          .reorder_ns = o.reorder_us * 1000,
+                         .floor = {.fraction = o.deny_floor,
+                                   .planes = (unsigned)o.deny_floor_planes},
                          .seed = o.seed ? o.seed : agent_now() ^ (uint64_t)host << 40};
     agent_daemon_cfg dc = {.node = nc,
                            .api = o.api,

@@ -226,6 +226,12 @@ void agent_metrics_render(const agent_metrics_snapshot *s, util_buf *b)
     }
     one(b, "mrcfab_agent_denylist_version", "gauge",
         "Version of the denylist the agent applies (0: none).", s->denylist_version);
+    one(b, "mrcfab_agent_deny_floor_peers", "gauge",
+        "Peers the denylist would leave below the floor, held at it now.", s->floor_peers);
+    one(b, "mrcfab_agent_deny_floor_evs", "gauge",
+        "EVs the denylist denies that the floor keeps in use now (the least bad).", s->floor_kept);
+    one(b, "mrcfab_agent_deny_floor_entered_total", "counter",
+        "Times a peer went to the denylist floor.", s->floor_entered);
     one(b, "mrcfab_agent_controller_connected", "gauge",
         "1 while the controller's channel is up and the agent up to date with it, else 0 (also "
         "without --controller).",

@@ -41,6 +41,7 @@ typedef struct agent_metrics_snapshot {
     bool controller; /* --controller given */
     bool connected;  /* its channel is up and the agent up to date */
     uint64_t denylist_version;
+    uint64_t floor_peers, floor_kept, floor_entered; /* agent_floor_totals */
     uint64_t reports_sent, reports_dropped;
 } agent_metrics_snapshot;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent_deny.h"
+#include "agent_floor.h"
 #include "agent_profile.h"
 #include "util.h"
 
@@ -34,7 +35,9 @@ struct agent_node {
     agent_node_hooks hooks;
     mrc_qp **qps;
     uint32_t *qp_peer;
+    agent_floor_qp *qp_floor; /* each QP's EVs as the denylist and its floor left them */
     size_t nqps, capqps;
+    agent_floor *floor;
     poller *pollers;
     size_t npollers;
 };
@@ -106,6 +109,11 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
     node->cfg = *cfg;
     node->has_profile = util_xcalloc(fab_topo_nhosts(topo), sizeof(uint32_t));
     node->mtu = cfg->mtu;
+    node->floor = agent_floor_new(&cfg->floor, topo);
+    if (agent_floor_cfg_check(&cfg->floor, err, errlen) != 0) {
+        rv = -EINVAL;
+        goto out;
+    }
     mrc_settings_default(&set);
     set.alloc = (mrc_allocator){eng_malloc, eng_free, NULL};
     set.cb.seed = eng_seed;
@@ -157,6 +165,8 @@ void agent_node_free(agent_node *node)
     free(node->has_profile);
     free(node->qps);
     free(node->qp_peer);
+    free(node->qp_floor);
+    agent_floor_free(node->floor);
     free(node->pollers);
     free(node);
 }
@@ -198,27 +208,35 @@ int agent_node_set_profile(agent_node *node, const agent_profile *prof)
     return rv;
 }
 
-/* Whether |ev| toward |peer| should be DENIED, and makes it so on |qp|; 1 if it changed. */
-static unsigned deny_ev(agent_node *node, mrc_qp *qp, uint32_t peer, const mrc_ev_stats *st,
-                        uint64_t now)
+/* QP |i|'s EVs denied as the denylist and its floor say; how many changed state. */
+static unsigned deny_qp(agent_node *node, size_t i, uint64_t now)
 {
-    bool want = node->deny && agent_deny_ev(node->deny, node->cfg.host, peer, st->ev);
-    if (want == (st->state == MRC_EV_DENIED)) {
-        return 0;
-    }
-    return mrc_qp_ev_set_state(qp, st->ev, want ? MRC_EV_DENIED : MRC_EV_GOOD, now) == 0;
-}
-
-static unsigned deny_qp(agent_node *node, mrc_qp *qp, uint32_t peer, uint64_t now)
-{
-    unsigned changed = 0;
-    for (unsigned i = 0; i < mrc_qp_ev_count(qp); i++) {
+    mrc_qp *qp = node->qps[i];
+    mrc_ev evs[1024];
+    uint8_t state[1024];
+    bool denied[1024];
+    unsigned n = 0, changed = 0;
+    for (unsigned k = 0; k < mrc_qp_ev_count(qp) && n < 1024; k++) {
         mrc_ev_stats st;
-        if (mrc_qp_get_ev_stats(qp, i, &st) == 0) {
-            changed += deny_ev(node, qp, peer, &st, now);
+        if (mrc_qp_get_ev_stats(qp, k, &st) == 0) {
+            evs[n] = (mrc_ev){.val = st.ev, .port = st.port};
+            state[n++] = st.state;
+        }
+    }
+    agent_floor_pick(agent_floor_get_cfg(node->floor), node->deny, node->cfg.host, node->qp_peer[i],
+                     evs, n, denied, &node->qp_floor[i]);
+    for (unsigned k = 0; k < n; k++) {
+        if (denied[k] != (state[k] == MRC_EV_DENIED)) {
+            changed += mrc_qp_ev_set_state(qp, evs[k].val, denied[k] ? MRC_EV_DENIED : MRC_EV_GOOD,
+                                           now) == 0;
         }
     }
     return changed;
+}
+
+static void floor_update(agent_node *node)
+{
+    agent_floor_update(node->floor, node->qp_peer, node->qp_floor, node->nqps);
 }
 
 unsigned agent_node_set_deny(agent_node *node, const agent_deny *deny)
@@ -227,10 +245,16 @@ unsigned agent_node_set_deny(agent_node *node, const agent_deny *deny)
     unsigned changed = 0;
     node->deny = deny;
     for (size_t i = 0; i < node->nqps; i++) {
-        changed += deny_qp(node, node->qps[i], node->qp_peer[i], now);
+        changed += deny_qp(node, i, now);
     }
+    floor_update(node);
     agent_io_kick(node->io);
     return changed;
+}
+
+const agent_floor *agent_node_floor(const agent_node *node)
+{
+    return node->floor;
 }
 
 agent_io *agent_node_io(agent_node *node)
@@ -368,10 +392,14 @@ int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_
         node->capqps = node->capqps ? 2 * node->capqps : 16;
         node->qps = util_xrealloc(node->qps, node->capqps * sizeof(*node->qps));
         node->qp_peer = util_xrealloc(node->qp_peer, node->capqps * sizeof(*node->qp_peer));
+        node->qp_floor = util_xrealloc(node->qp_floor, node->capqps * sizeof(*node->qp_floor));
     }
     node->qps[node->nqps] = qp;
     node->qp_peer[node->nqps++] = peer;
-    deny_qp(node, qp, peer, agent_now());
+    deny_qp(node, node->nqps - 1, agent_now());
+    if (node->qp_floor[node->nqps - 1].floored) { /* a QP above the floor changes no peer's */
+        floor_update(node);
+    }
     if (node->hooks.qp_new) {
         node->hooks.qp_new(node->hooks.user, qp, peer);
     }
@@ -435,8 +463,13 @@ void agent_node_qp_free(agent_node *node, mrc_qp *qp)
     }
     for (size_t i = 0; i < node->nqps; i++) {
         if (node->qps[i] == qp) {
+            bool floored = node->qp_floor[i].floored;
             node->qps[i] = node->qps[--node->nqps];
             node->qp_peer[i] = node->qp_peer[node->nqps];
+            node->qp_floor[i] = node->qp_floor[node->nqps];
+            if (floored) {
+                floor_update(node);
+            }
             break;
         }
     }

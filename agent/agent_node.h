@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent_floor.h"
 #include "agent_io.h"
 
 struct agent_profile;
@@ -28,6 +29,7 @@ typedef struct agent_node_cfg {
     uint64_t reorder_ns;   /* the loss detector's first reordering window */
     uint8_t timeout;       /* local ACK timeout: 1.024 us x 2^timeout */
     uint64_t seed;
+    agent_floor_cfg floor; /* how far the denylist may take a QP's EVs */
 } agent_node_cfg;
 
 typedef struct agent_node agent_node;
@@ -71,9 +73,12 @@ void agent_node_set_hooks(agent_node *node, const agent_node_hooks *hooks);
 int agent_node_set_profile(agent_node *node, const struct agent_profile *prof);
 
 /* The denylist (borrowed until the next call; NULL: none): every EV of every QP that it
- * denies becomes DENIED, every DENIED EV it no longer denies GOOD; new QPs follow it too.
- * Returns how many EVs changed state. */
+ * denies becomes DENIED, every DENIED EV it no longer denies GOOD, but for the EVs the floor
+ * (cfg.floor, agent_floor.h) keeps; new QPs follow it too. Returns how many EVs changed
+ * state. */
 unsigned agent_node_set_deny(agent_node *node, const struct agent_deny *deny);
+/* The floor's state over the node's QPs (borrowed). */
+const agent_floor *agent_node_floor(const agent_node *node);
 
 /* The QPs it carries, for reports and denials: |*pn| of them, borrowed. */
 mrc_qp *const *agent_node_qps(const agent_node *node, const uint32_t **ppeers, size_t *pn);

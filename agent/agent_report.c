@@ -131,6 +131,7 @@ struct agent_report {
     uint64_t seq_staged;     /* the last build had the transitions below this */
 
     uint64_t ctx_dropped_prev, ctx_dropped_stage;
+    uint64_t floor_peers, floor_evs, floor_entered; /* agent_report_set_floor */
     bool built, committed_once;
     uint64_t wall_staged, wall_prev;
 
@@ -471,6 +472,13 @@ static void put_truncated(util_buf *b, uint64_t peers, uint64_t evs, uint64_t tr
         peers, evs, trs);
 }
 
+static void put_floor(util_buf *b, uint64_t peers, uint64_t evs, uint64_t entered)
+{
+    util_buf_printf(
+        b, ",\"deny_floor\":{\"peers\":%" PRIu64 ",\"evs\":%" PRIu64 ",\"entered\":%" PRIu64 "}",
+        peers, evs, entered);
+}
+
 static const char peers_open[] = ",\"peers\":[";
 static const char trs_open[] = ",\"transitions\":[";
 
@@ -481,6 +489,7 @@ static size_t tail_max(void)
 {
     util_buf b = {0};
     put_truncated(&b, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+    put_floor(&b, UINT64_MAX, UINT64_MAX, UINT64_MAX);
     size_t n = b.len + 1 + (sizeof(peers_open) - 1) + 1 + (sizeof(trs_open) - 1) + 1 + 1;
     free(b.s);
     return n;
@@ -974,6 +983,9 @@ int agent_report_build(agent_report *r, uint64_t wall_ns, util_buf *out)
     }
 
     uint64_t tp = npc - npeer, te = nrows - nev, tt = r->dropped + ctx_dropped + (r->ring_n - ntr);
+    if (r->floor_peers) {
+        put_floor(out, r->floor_peers, r->floor_evs, r->floor_entered);
+    }
     if (tp || te || tt) {
         put_truncated(out, tp, te, tt);
     }
@@ -984,6 +996,13 @@ int agent_report_build(agent_report *r, uint64_t wall_ns, util_buf *out)
     r->dropped_staged = r->dropped;
     r->wall_staged = wall_ns;
     return 0;
+}
+
+void agent_report_set_floor(agent_report *r, uint64_t peers, uint64_t evs, uint64_t entered)
+{
+    r->floor_peers = peers;
+    r->floor_evs = evs;
+    r->floor_entered = entered;
 }
 
 void agent_report_commit(agent_report *r)

@@ -44,10 +44,12 @@ typedef struct agent_report agent_report;
  * The report, in this order (the controller's POST /api/v1/reports):
  *
  *   {"host":"h0","interval_s":10,"time":"2026-11-30T18:00:00Z","evs":[...],
- *    "peers":[...],"transitions":[...],"truncated":{"peers":n,"evs":n,"transitions":n}}
+ *    "peers":[...],"transitions":[...],"deny_floor":{"peers":n,"evs":n,"entered":n},
+ *    "truncated":{"peers":n,"evs":n,"transitions":n}}
  *
  * "host", "interval_s", "time" and "evs" are always there (the heartbeat; an idle interval
- * has nothing else and "evs" is []); "peers" and "transitions" only when not empty, and
+ * has nothing else and "evs" is []); "peers" and "transitions" only when not empty,
+ * "deny_floor" only while the floor holds a peer, and
  * "truncated" only when something was left out. Counters are deltas over the interval.
  *
  * "evs": one row per (peer, EV), its QPs to that peer added up:
@@ -71,6 +73,10 @@ typedef struct agent_report agent_report;
  * "qps" and "ev_states" (now). A peer is a candidate when a counter of it moved (data received
  * counts); the busiest max_peers (data packets sent plus received) are reported.
  *
+ * "deny_floor": {"peers","evs","entered"}, only while the denylist floor holds a peer: the
+ * peers held now, the EVs the floor keeps past the denylist now, and the times a peer went to
+ * the floor since the agent started (agent_report_set_floor; agent_floor.h).
+ *
  * "transitions": {"time" (the engine's now, ns),"peer","ev","from","to","reason"}, oldest
  * first, the newest max_transitions since the last committed report; "reason" is one of
  * ecn, trim, always_skip, timeout, rotation, probe_ok, deny, allow, loss.
@@ -78,8 +84,8 @@ typedef struct agent_report agent_report;
  * Size: names are at most FAB_NAME_MAX - 1 bytes of A-Z a-z 0-9 . _ - and paths at most
  * AGENT_REPORT_PATH_MAX - 1 bytes needing no escape, so each row has a largest size (an EV
  * row 711 bytes, a peer row 699, a transition 181) and a report is never longer than
- * agent_report_max_size(): 945,880 bytes with the default bounds and a two-letter host name,
- * 25,720 with 16 peers, 16 EVs and 16 transitions (counters of 20 digits; real ones are
+ * agent_report_max_size(): 945,982 bytes with the default bounds and a two-letter host name,
+ * 25,822 with 16 peers, 16 EVs and 16 transitions (counters of 20 digits; real ones are
  * shorter). max_bytes caps it lower (the controller's default body limit is 64 KiB), leaving
  * out the rows that do not fit (the least bad EVs, the least busy peers, the oldest
  * transitions) and counting them in "truncated".
@@ -120,6 +126,10 @@ void agent_report_ev_event(agent_report *rep, const mrc_ev_event *event);
  * report the controller did not take is not lost. Returns 0 or -EINVAL (|out| NULL).
  */
 int agent_report_build(agent_report *rep, uint64_t wall_ns, util_buf *out);
+/* The denylist floor's totals now (agent_floor_totals: peers held, EVs kept, times entered),
+ * for the reports built from now on; "deny_floor" is left out while |peers| is 0. */
+void agent_report_set_floor(agent_report *rep, uint64_t peers, uint64_t evs, uint64_t entered);
+
 /* The last report built was delivered: the next one starts from its counters. What happened
  * since that build (counters, transitions, removed QPs) stays for the next. */
 void agent_report_commit(agent_report *rep);

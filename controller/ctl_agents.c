@@ -29,6 +29,7 @@ static const char *const ev_counters[] = {"retx",   "acked",       "timeouts",  
                                           "trims",  "transitions", "probes_sent", "probes_ok",
                                           "rtt_ns", "probe_rtt_ns"};
 static const char *const left_out[] = {"peers", "evs", "transitions"};
+static const char *const floor_counts[] = {"peers", "evs", "entered"};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -312,6 +313,10 @@ static json_object *agent_json(const ctl_agents *a, const agent *ag, int64_t now
     add_time(j, "last_seen", ag->last_seen_ms);
     json_object_object_add(j, "reports", json_object_new_int64((int64_t)ag->reports));
     json_object_object_add(j, "stale", json_object_new_boolean(stale(a, ag, now)));
+    /* in the listing too: an agent whose denylist floor holds peers is one to look at */
+    if (ag->reported && ag->last.floored) {
+        json_object_object_add(j, "deny_floor", counts_json(floor_counts, ag->last.floor, 3));
+    }
     if (report && ag->reported) {
         json_object_object_add(j, "report", sum_json(ag));
     }
@@ -697,6 +702,23 @@ int ctl_agents_report_check(const fab_topo *topo, json_object *r, ctl_report_sum
             goto out;
         }
         s->truncated = true;
+    }
+    if (json_object_object_get_ex(r, "deny_floor", &v)) {
+        bool ok = json_object_is_type(v, json_type_object);
+        if (ok) {
+            json_object_object_foreach(v, key, val)
+            {
+                int k = find(floor_counts, COUNT(floor_counts), key);
+                ok = ok && k >= 0 && get_count(val, &s->floor[k]);
+            }
+        }
+        if (!ok) {
+            snprintf(why, whylen,
+                     "'deny_floor' must be an object of the agent's denylist floor (peers, evs, "
+                     "entered) to how many");
+            goto out;
+        }
+        s->floored = true;
     }
     status = 0;
 out:

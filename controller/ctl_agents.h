@@ -30,6 +30,8 @@ typedef struct ctl_report_sum {
     uint64_t peer[CTL_PEER_COUNTERS];
     uint64_t nacks_rcvd[CTL_NACK_REASONS];
     uint64_t ev_states[4]; /* good, skip, assumed_bad, denied */
+    bool floored;          /* it had a "deny_floor" member: its denylist floor holds peers */
+    uint64_t floor[3];     /* its "deny_floor": peers, evs, entered */
 } ctl_report_sum;
 
 /* The registry of |topo|'s agents with the registrations |store| holds (both borrowed until
@@ -51,8 +53,8 @@ int ctl_agents_register(ctl_agents *agents, json_object *body, const char *only,
 
 /* Checks the members of agent report |report| beyond the health engine's evidence (which
  * ctl_health_report checks): interval_s, time, each EV's counters, NACKs and path, peers,
- * transitions and truncated; and sums it up into |sum|. Returns 0, or 400 (malformed) or 422
- * (a peer not of |topo|) with a sentence in |why|. */
+ * transitions, deny_floor and truncated; and sums it up into |sum|. Returns 0, or 400 (malformed)
+ * or 422 (a peer not of |topo|) with a sentence in |why|. */
 int ctl_agents_report_check(const fab_topo *topo, json_object *report, ctl_report_sum *sum,
                             char *why, size_t whylen);
 /* Notes a report from |host| (a host of the fabric) accepted at |now|: its agent was heard

@@ -54,6 +54,9 @@ static agent_metrics_snapshot known(void)
     s.connected = true;
     s.controller = true;
     s.denylist_version = 18446744073709551615ull;
+    s.floor_peers = 21;
+    s.floor_kept = 22;
+    s.floor_entered = 23;
     s.reports_sent = 19;
     s.reports_dropped = 20;
     return s;
@@ -111,6 +114,9 @@ START_TEST(test_agent_metrics_samples)
         "mrcfab_agent_evs{state=\"assumed_bad\"} 4",
         "mrcfab_agent_evs{state=\"denied\"} 4",
         "mrcfab_agent_denylist_version 18446744073709551615",
+        "mrcfab_agent_deny_floor_peers 21",
+        "mrcfab_agent_deny_floor_evs 22",
+        "mrcfab_agent_deny_floor_entered_total 23",
         "mrcfab_agent_controller_connected 1",
         "mrcfab_agent_reports_total{result=\"sent\"} 19",
         "mrcfab_agent_reports_total{result=\"dropped\"} 20",
@@ -171,10 +177,10 @@ START_TEST(test_agent_metrics_families)
         ck_assert_msg(*end == '\0' && end > value + 1, "not a number: %s", line);
         samples++;
     }
-    /* 16 families; 2 ports: 1 + 1 + 2 + 4 + 4 + 3 + 2 + 1 + 5 retransmit causes + 14 NACK
-     * reasons and directions + 1 + 2 + 4 EV states + 1 + 1 + 2 samples */
-    ck_assert_uint_eq(nseen, 16);
-    ck_assert_uint_eq(samples, 48);
+    /* 19 families; 2 ports: 1 + 1 + 2 + 4 + 4 + 3 + 2 + 1 + 5 retransmit causes + 14 NACK
+     * reasons and directions + 1 + 2 + 4 EV states + 1 + 3 floor + 1 + 2 samples */
+    ck_assert_uint_eq(nseen, 19);
+    ck_assert_uint_eq(samples, 51);
     free(t);
 }
 END_TEST

@@ -865,6 +865,34 @@ START_TEST(test_agent_report_idle)
 }
 END_TEST
 
+/* "deny_floor" goes out while the floor holds a peer, before "truncated", and within
+ * max_bytes; it is left out again once none is held. */
+START_TEST(test_agent_report_deny_floor)
+{
+    agent_report_cfg cfg = {.host = "h0", .interval_s = 10};
+    agent_report *r = report_new(&cfg);
+    util_buf b = {0};
+    agent_report_set_floor(r, 2, 64, 3);
+    ck_assert_int_eq(agent_report_build(r, T0 * SEC, &b), 0);
+    ck_assert_str_eq(b.s, "{\"host\":\"h0\",\"interval_s\":10,\"time\":\"2026-11-30T18:00:00Z\","
+                          "\"evs\":[],\"deny_floor\":{\"peers\":2,\"evs\":64,\"entered\":3}}");
+    agent_report_commit(r);
+    agent_report_set_floor(r, 0, 0, 3);
+    ck_assert_int_eq(agent_report_build(r, (T0 + 10) * SEC, &b), 0);
+    ck_assert_ptr_null(strstr(b.s, "deny_floor"));
+    /* the largest member counts in the bound */
+    agent_report_cfg small = {.host = "h0", .max_peers = 1, .max_evs = 1, .max_transitions = 1};
+    agent_report *rs = report_new(&small);
+    agent_report_set_floor(rs, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+    ck_assert_int_eq(agent_report_build(rs, T0 * SEC, &b), 0);
+    ck_assert_uint_le(b.len, agent_report_max_size(&small));
+    ck_assert_ptr_nonnull(strstr(b.s, "\"entered\":18446744073709551615}}"));
+    free(b.s);
+    agent_report_free(rs);
+    agent_report_free(r);
+}
+END_TEST
+
 /* Two QPs to one peer are one peer and one row per EV; a removed QP's last counters still go
  * out once; a peer with no QP left is gone. */
 START_TEST(test_agent_report_qps_of_a_peer)
@@ -1110,6 +1138,7 @@ Suite *agent_report_suite(void)
     tcase_add_test(tc, test_agent_report_bounds);
     tcase_add_test(tc, test_agent_report_idle);
     tcase_add_test(tc, test_agent_report_qps_of_a_peer);
+    tcase_add_test(tc, test_agent_report_deny_floor);
     tcase_add_test(tc, test_agent_report_transitions);
     tcase_add_test(tc, test_agent_report_bad_input);
     suite_add_tcase(s, tc);

@@ -501,6 +501,7 @@ START_TEST(test_ctl_agents_report_fields)
         "\"transitions\":[{\"time\":1800000000000000000,\"peer\":\"h5\",\"ev\":0,"
         "\"from\":\"good\",\"to\":\"skip\",\"reason\":\"ecn\"},{\"time\":1800000000000000001,"
         "\"peer\":\"h5\",\"ev\":0,\"from\":\"skip\",\"to\":\"good\",\"reason\":\"rotation\"}],"
+        "\"deny_floor\":{\"peers\":1,\"evs\":32,\"entered\":2},"
         "\"truncated\":{\"peers\":0,\"evs\":12,\"transitions\":3}}";
     ctl_resp r = call("POST", "/api/v1/reports", full, &T_AGENT);
     ck_assert_msg(r.status == 202, "%d %s", r.status, r.body);
@@ -522,6 +523,15 @@ START_TEST(test_ctl_agents_report_fields)
     ck_assert(ctl_time_parse(received) > 0);
     ck_assert_str_eq(json_object_get_string(member(j, "last_seen")), received);
     json_object_object_del(rep, "received");
+    /* the floor is the agent's, beside its registration, in the listing as well */
+    ck_assert_str_eq(json_object_to_json_string(member(j, "deny_floor")),
+                     "{ \"peers\": 1, \"evs\": 32, \"entered\": 2 }");
+    r = call("GET", "/api/v1/agents", NULL, &T_READER);
+    json_object *list = expect_json(&r, 200);
+    json_object *item = json_object_array_get_idx(member(list, "items"), 0);
+    ck_assert_str_eq(json_object_get_string(member(item, "host")), "h3");
+    ck_assert_int_eq(int_of(member(item, "deny_floor"), "evs"), 32);
+    json_object_put(list);
     ck_assert_msg(json_object_equal(rep, want), "got  %s\nwant %s", json_object_to_json_string(rep),
                   json_object_to_json_string(want));
     json_object_put(want);
@@ -540,6 +550,7 @@ START_TEST(test_ctl_agents_report_fields)
                      json_object_get_string(member(rep, "received")));
     ck_assert(!json_object_object_get_ex(rep, "interval_s", NULL));
     ck_assert(!json_object_object_get_ex(rep, "truncated", NULL));
+    ck_assert(!json_object_object_get_ex(j, "deny_floor", NULL)); /* off the floor */
     ck_assert_int_eq(int_of(rep, "evs"), 1);
     ck_assert_int_eq(int_of(rep, "peers"), 0);
     ck_assert_int_eq(int_of(member(rep, "totals"), "qps"), 0);
@@ -609,6 +620,10 @@ START_TEST(test_ctl_agents_report_bad)
         {400, R(",\"truncated\":[]"), "'truncated'"},
         {400, R(",\"truncated\":{\"qps\":1}"), "'truncated'"},
         {400, R(",\"truncated\":{\"evs\":-1}"), "'truncated'"},
+        {400, R(",\"deny_floor\":[]"), "'deny_floor' must be an object"},
+        {400, R(",\"deny_floor\":{\"qps\":1}"), "'deny_floor'"},
+        {400, R(",\"deny_floor\":{\"peers\":-1}"), "'deny_floor'"},
+        {400, R(",\"deny_floor\":{\"evs\":1.5}"), "'deny_floor'"},
         {400, "{\"host\":\"h3\"}", "'evs'"},
         {422, PEER("\"qps\":1},{\"peer\":\"h99\""), "peers[1]: 'h99' is no host"},
         {422,
