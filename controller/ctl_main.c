@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +40,7 @@ static const util_opt opts[] = {
     {.name = "threads", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.threads, .help = "threads serving requests; 0: one per CPU"},
     {.name = "max-body", .kind = UTIL_OPT_UINT, .def = "65536", .min = 1024, .max = 16777216, .dest = &o.max_body, .arg = "BYTES", .help = "largest request body"},
     {.name = "max-wait", .kind = UTIL_OPT_UINT, .def = "60", .min = 1, .max = 600, .dest = &o.max_wait, .arg = "S", .help = "longest push-channel wait, seconds"},
-    {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "8192", .min = 16, .max = 65536, .dest = &o.max_connections, .help = "open connections at most"},
+    {.name = "max-connections", .kind = UTIL_OPT_UINT, .def = "8192", .min = 16, .max = 1048576, .dest = &o.max_connections, .help = "open connections at most"},
     {.name = "window", .kind = UTIL_OPT_UINT, .def = "60", .min = 2, .max = 86400, .dest = &o.window, .arg = "S", .help = "seconds of evidence health is judged on"},
     {.name = "agent-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.agent_interval, .arg = "S", .help = "seconds between an agent's reports; an agent silent for 3 of them is stale"},
     {.name = "history-days", .kind = UTIL_OPT_UINT, .def = "7", .min = 1, .max = 3650, .dest = &o.history_days, .arg = "DAYS", .help = "how long the elements' health history is kept in the store"},
@@ -101,10 +102,39 @@ static void web_check(const char *dir)
     if (!dir || !*dir) {
         util_log(UTIL_LOG_INFO, "no dashboard (--web is empty)");
     } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        util_log(UTIL_LOG_WARNING, "the dashboard's folder %s is not a folder here: / and /ui/ "
-                 "answer 404 until it is", dir);
+        util_log(UTIL_LOG_WARNING,
+                 "the dashboard's folder %s is not a folder here: / and /ui/ "
+                 "answer 404 until it is",
+                 dir);
     } else {
         util_log(UTIL_LOG_INFO, "the dashboard from %s at / and /ui/", dir);
+    }
+}
+
+/* A socket per connection, and room for the store, the logs and the dashboard's files: the
+ * soft file limit raised to what --max-connections needs (the hard one too, where allowed);
+ * a limit that stays below is said, since the connections past it are refused. */
+static void nofile_raise(uint64_t conns)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)conns + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) {
+        return;
+    }
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+        struct rlimit up = {want, want};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            return;
+        }
+    }
+    rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < want) {
+        util_log(UTIL_LOG_WARNING,
+                 "the file limit (RLIMIT_NOFILE) is %llu, below --max-connections %llu and "
+                 "256 more: connections past it are refused (raise ulimit -Hn)",
+                 (unsigned long long)rl.rlim_cur, (unsigned long long)conns);
     }
 }
 
@@ -142,6 +172,7 @@ int main(int argc, char **argv)
         goto out;
     }
     util_log_level = (util_level)util_log_level_parse(o.log);
+    nofile_raise(o.max_connections);
     status = UTIL_EXIT_FAIL;
     /* the signals are waited for here, so every thread started below blocks them */
     sigset_t sigs;
@@ -193,8 +224,7 @@ int main(int argc, char **argv)
     }
     ctx->health = ctl_health_new(topo, o.window * 1000);
     ctx->history_ms = (int64_t)o.history_days * 86400 * 1000;
-    if (ctl_health_load(ctx->health, store, ctl_now_ms(), ctx->history_ms, err, sizeof(err)) !=
-        0) {
+    if (ctl_health_load(ctx->health, store, ctl_now_ms(), ctx->history_ms, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_WARNING, "--db %s: %s", o.db, err);
     }
     if (ctl_health_denials(ctx->health, store, ctl_now_ms()) != 0) {
@@ -203,8 +233,8 @@ int main(int argc, char **argv)
     }
     ctx->blast = ctl_blast_new(topo);
     ctx->floor = (double)o.floor / 100;
-    ctx->profile = (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu,
-                                     o.trimming};
+    ctx->profile =
+        (ctl_profile_cfg){o.cc, (double)o.port_gbps, o.base_rtt_ns, (uint32_t)o.mtu, o.trimming};
     ctx->opts = opts;
     ctx->seen = ctl_seen_new(&auth);
     web_check(o.web);

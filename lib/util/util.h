@@ -90,6 +90,12 @@ typedef struct util_token {
 typedef struct util_auth {
     util_token *tokens;
     size_t n;
+    /* util_auth_load's index of |tokens| by a keyed hash, so that a lookup among a fabric's
+     * agents (131,072) costs one comparison, not n: |nslots| slots (a power of two) holding
+     * a token's place + 1, 0 empty; NULL (a table made by hand): every token is compared */
+    uint32_t *slots;
+    size_t nslots;
+    uint64_t key;
 } util_auth;
 
 /* Returns 0, or a negative errno with the file, line and fault in |err|. */

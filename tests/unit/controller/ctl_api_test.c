@@ -983,7 +983,8 @@ static util_token seen_tokens[] = {
     {(char[]){"agent-0123456789a"}, UTIL_ROLE_AGENT, (char[]){"h3"}},
     {(char[]){"prober-9876543210"}, UTIL_ROLE_PROBER, (char[]){"pia"}},
 };
-static const util_auth seen_auth = {seen_tokens, sizeof(seen_tokens) / sizeof(seen_tokens[0])};
+static const util_auth seen_auth = {.tokens = seen_tokens,
+                                    .n = sizeof(seen_tokens) / sizeof(seen_tokens[0])};
 
 /* Every prober token, in the file's order, never seen at first; a request by one (even a
  * refused one) makes it seen now and counts; a request without a token or by a token not of

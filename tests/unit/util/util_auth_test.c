@@ -104,7 +104,7 @@ START_TEST(test_util_auth_bad_lines)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[512], err[512] = "", prefix[600];
         util_test_write(dir, "bad", bad[i].text, path, sizeof(path));
-        util_auth a = {NULL, 0};
+        util_auth a = {0};
         int rv = util_auth_load(path, &a, err, sizeof(err));
         ck_assert_msg(rv == -EINVAL, "case %zu: %d", i, rv);
         snprintf(prefix, sizeof(prefix), "%s:%u: ", path, bad[i].line);
@@ -186,8 +186,41 @@ START_TEST(test_util_auth_find_exact)
     }
     ck_assert_ptr_null(util_auth_find(&a, NULL));
     util_auth_free(&a);
-    util_auth none = {NULL, 0};
+    util_auth none = {0};
     ck_assert_ptr_null(util_auth_find(&none, "op-0123456789abcdef"));
+}
+END_TEST
+
+/* A fabric's file, a token per agent: each is found by its index, a near miss is not, and a
+ * token given twice is named at its second line. */
+START_TEST(test_util_auth_find_many)
+{
+    enum { N = 131072 };
+    char path[512], err[512] = "", tok[64];
+    util_buf b = {0};
+    for (unsigned i = 0; i < N; i++) {
+        util_buf_printf(&b, "tok-agent-%012u agent h%u\n", i, i);
+    }
+    util_test_write(dir, "many", b.s, path, sizeof(path));
+    util_auth a = {0};
+    ck_assert_msg(util_auth_load(path, &a, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(a.n, N);
+    ck_assert_ptr_nonnull(a.slots);
+    for (unsigned i = 0; i < N; i++) {
+        snprintf(tok, sizeof(tok), "tok-agent-%012u", i);
+        const util_token *t = util_auth_find(&a, tok);
+        ck_assert_ptr_eq(t, &a.tokens[i]);
+    }
+    ck_assert_ptr_null(util_auth_find(&a, "tok-agent-00000000000"));
+    ck_assert_ptr_null(util_auth_find(&a, "tok-agent-0000000000000"));
+    ck_assert_ptr_null(util_auth_find(&a, "tok-agent-999999999999"));
+    util_auth_free(&a);
+    ck_assert_ptr_null(a.slots);
+    util_buf_printf(&b, "tok-agent-%012u agent again\n", 70000u);
+    util_test_write(dir, "twice", b.s, path, sizeof(path));
+    ck_assert_int_eq(util_auth_load(path, &a, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, ":131073: this token is already given to h70000") != NULL, "%s", err);
+    free(b.s);
 }
 END_TEST
 
@@ -202,6 +235,7 @@ Suite *util_auth_suite(void)
     tcase_add_test(tc, test_util_auth_line_counts_blank_lines);
     tcase_add_test(tc, test_util_auth_empty);
     tcase_add_test(tc, test_util_auth_find_exact);
+    tcase_add_test(tc, test_util_auth_find_many);
     suite_add_tcase(s, tc);
     return s;
 }
