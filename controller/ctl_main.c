@@ -102,10 +102,8 @@ static void web_check(const char *dir)
     if (!dir || !*dir) {
         util_log(UTIL_LOG_INFO, "no dashboard (--web is empty)");
     } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        util_log(UTIL_LOG_WARNING,
-                 "the dashboard's folder %s is not a folder here: / and /ui/ "
-                 "answer 404 until it is",
-                 dir);
+        util_log(UTIL_LOG_WARNING, "the dashboard's folder %s is not a folder here: / and /ui/ "
+                 "answer 404 until it is", dir);
     } else {
         util_log(UTIL_LOG_INFO, "the dashboard from %s at / and /ui/", dir);
     }
