@@ -12,7 +12,7 @@ usage() {
 usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
-  bench_probe_eval, bench_mrc.sh, bench_sim.sh, bench_controller.sh and, as root,
+  bench_probe_eval, bench_mrc.sh, bench_sim.sh, bench_controller.sh, bench_push and, as root,
   bench_agent.sh and bench_localize.sh (a lab each; reported skipped otherwise). Each prints
   its figures beside its targets; the targets are judged by a reader, not here
   (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
@@ -106,6 +106,16 @@ bench bench_controller.sh 0 "bench_ctl_reports bench_ctl_push bench_ctl_health m
 ^  b\) peak resident memory .* [0-9]+ MiB'
 cmd_full[bench_controller.sh]="$here/bench_controller.sh $build"
 cmd_smoke[bench_controller.sh]="$here/bench_controller.sh --smoke $build"
+
+# a push connection per agent of the fabric (131,072; the file limits need root, or a raised
+# ulimit -Hn) held on a controller it starts on loopback, beside its queries' latency and RSS
+bench bench_push 0 "" \
+    '^baseline \(none held\) +0( +[0-9.]+){5}
+^with the push held +[0-9]+( +[0-9.]+){5}
+^after they closed +0( +[0-9.]+){5}
+^RSS per held connection: [0-9.]+ KiB'
+cmd_full[bench_push]="$bin/bench_push --bin $bin"
+cmd_smoke[bench_push]="$bin/bench_push --bin $bin --conns 4096 --queries 1000 --hold 1"
 
 lab_opts="${BENCH_LAB_PREFIX:+-p $BENCH_LAB_PREFIX} ${BENCH_LAB_DIR:+-l $BENCH_LAB_DIR}"
 bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \
