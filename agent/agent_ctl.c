@@ -48,7 +48,7 @@ typedef enum ctl_fault {
 struct agent_ctl {
     struct event_base *base;
     struct evdns_base *dns;
-    char *url, *token, *cafile, *host, *version, *mode, *oob;
+    char *url, *token, *cafile, *certfile, *keyfile, *host, *version, *mode, *oob;
     char *profile_path, *denylist_path, *state_dir;
     agent_ctl_port ports[MAX_PORTS];
     size_t nports;
@@ -588,7 +588,11 @@ static void registration(agent_ctl *c, util_buf *b)
 
 static void step_start(agent_ctl *c)
 {
-    util_http_opts o = {.bearer = c->token, .cafile = c->cafile, .dns = c->dns};
+    util_http_opts o = {.bearer = c->token,
+                        .cafile = c->cafile,
+                        .certfile = c->certfile,
+                        .keyfile = c->keyfile,
+                        .dns = c->dns};
     util_buf url = {0}, body = {0};
     char err[512];
     util_buf_printf(&url, "%s", c->url);
@@ -717,6 +721,8 @@ int agent_ctl_new(struct event_base *base, const agent_ctl_cfg *cfg, agent_ctl *
     }
     c->token = util_xstrdup(cfg->token);
     c->cafile = dup_or_null(cfg->cafile);
+    c->certfile = dup_or_null(cfg->certfile);
+    c->keyfile = dup_or_null(cfg->keyfile);
     c->host = util_xstrdup(cfg->host);
     c->version = util_xstrdup(cfg->version);
     c->mode = util_xstrdup(cfg->mode);
@@ -781,6 +787,8 @@ void agent_ctl_free(agent_ctl *c)
     free(c->url);
     free(c->token);
     free(c->cafile);
+    free(c->certfile);
+    free(c->keyfile);
     free(c->host);
     free(c->version);
     free(c->mode);
@@ -841,6 +849,8 @@ static int report_send(agent_ctl *c, const char *json, size_t len)
                         .body = json,
                         .bodylen = len,
                         .cafile = c->cafile,
+                        .certfile = c->certfile,
+                        .keyfile = c->keyfile,
                         .timeout_ms = REQUEST_MS,
                         .dns = c->dns};
     char url[1024], err[512];

@@ -25,6 +25,8 @@ typedef struct agent_ctl_cfg {
     const char *url;       /* the controller's base URL: http[s]://HOST[:PORT] */
     const char *token;     /* the agent's bearer token (role agent, named after the host) */
     const char *cafile;    /* over https: the PEM file of trusted CAs; NULL: the system's */
+    const char *certfile;  /* over https: the client certificate offered; NULL: none */
+    const char *keyfile;   /* its private key */
     const char *host;      /* this host's name in the fabric: letters, digits, '.', '_', '-' */
     const char *state_dir; /* where profile.json and denylist.json are kept; made if missing */
     /* for the registration: the agent's version, its mode (srv6 or ecmp), its plane ports and

@@ -12,6 +12,8 @@ typedef struct agent_daemon_cfg {
     const char *url;       /* the controller; NULL: run alone on the topology */
     const char *token;     /* the agent's bearer token */
     const char *cafile;    /* https: trusted CAs */
+    const char *certfile;  /* https: the client certificate offered (NULL: none) */
+    const char *keyfile;   /* and its key */
     const char *state_dir; /* the last profile and denylist */
     const char *oob;       /* where mrc-perf setup listens, told to the controller */
     unsigned report_s;     /* report interval, seconds */

@@ -13,8 +13,8 @@
 #include "util.h"
 
 static struct {
-    char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *state_dir,
-        *oob, *metrics;
+    char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *client_cert,
+        *client_key, *state_dir, *oob, *metrics;
     uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
         report_max, deny_floor_planes;
     double deny_floor;
@@ -29,6 +29,8 @@ static const util_opt opts[] = {
     UTIL_OPT_CONTROLLER(&o.controller),
     UTIL_OPT_TOKEN_FILE(&o.token_file),
     UTIL_OPT_CACERT(&o.cacert),
+    UTIL_OPT_CLIENT_CERT(&o.client_cert),
+    UTIL_OPT_CLIENT_KEY(&o.client_key),
     {.name = "state-dir", .kind = UTIL_OPT_STR, .dest = &o.state_dir, .arg = "DIR", .help = "where the last profile and denylist are kept (needed with --controller)"},
     {.name = "oob", .kind = UTIL_OPT_STR, .dest = &o.oob, .arg = "[ADDR]:PORT", .help = "where mrc-perf setup reaches this host, told to the controller"},
     {.name = "report-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.report_interval, .arg = "S", .help = "seconds between reports to the controller"},
@@ -99,6 +101,11 @@ int main(int argc, char **argv)
         util_cli_fail(&cli, "--controller needs --token-file and --state-dir");
         goto out;
     }
+    if (util_http_client_check(o.client_cert, o.client_key, "--client-cert", "--client-key", err,
+                               sizeof(err)) != 0) {
+        fprintf(stderr, "mrc-agent: %s\n", err);
+        goto out;
+    }
     if (o.token_file) {
         size_t len;
         rv = util_read_file(o.token_file, &token, &len);
@@ -130,6 +137,8 @@ int main(int argc, char **argv)
                            .url = o.controller,
                            .token = token,
                            .cafile = o.cacert,
+                           .certfile = o.client_cert,
+                           .keyfile = o.client_key,
                            .state_dir = o.state_dir,
                            .oob = o.oob,
                            .report_s = (unsigned)o.report_interval,

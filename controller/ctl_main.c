@@ -213,8 +213,7 @@ int main(int argc, char **argv)
     }
     ctx->health = ctl_health_new(topo, o.window * 1000);
     ctx->history_ms = (int64_t)o.history_days * 86400 * 1000;
-    if (ctl_health_load(ctx->health, store, ctl_now_ms(), ctx->history_ms, err, sizeof(err)) !=
-        0) {
+    if (ctl_health_load(ctx->health, store, ctl_now_ms(), ctx->history_ms, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_WARNING, "--db %s: %s", o.db, err);
     }
     if (ctl_health_denials(ctx->health, store, ctl_now_ms()) != 0) {

@@ -63,8 +63,8 @@ if $keep; then
     say "the lab stays up (deploy/lab/lab.sh -p demo down removes it); try:"
     echo "  deploy/lab/lab.sh -p demo status"
     echo "  deploy/lab/lab.sh -p demo fault loss p0-t0-3 p0-t1-0 2"
-    echo "  MRCFAB_TOKEN_FILE=/var/lib/mrcfab/lab-demo/token/reader $bin/mrcctl" \
-        "--controller http://[$(lab addr root)]:8080 deny ls"
+    echo "  eval \"\$(deploy/lab/lab.sh -p demo env)\"   # the controller (https), its CA, a client certificate"
+    echo "  $bin/mrcctl deny ls"
 else
     say "done; the lab is removed (--keep leaves it up)"
 fi

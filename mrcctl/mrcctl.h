@@ -25,7 +25,7 @@
  * deny ls --json): each level of the command line (mrcctl, mrcctl deny, mrcctl deny add)
  * starts from what the level before it set. The strings are heap-owned. */
 typedef struct mrcctl_common {
-    char *topology, *controller, *token_file, *cacert;
+    char *topology, *controller, *token_file, *cacert, *client_cert, *client_key;
     bool json;
 } mrcctl_common;
 
@@ -37,6 +37,9 @@ typedef struct mrcctl {
     const char *controller; /* --controller URL, else $MRCFAB_CONTROLLER or the default */
     const char *token_file; /* --token-file FILE (NULL: $MRCFAB_TOKEN, $MRCFAB_TOKEN_FILE) */
     const char *cacert;     /* --cacert FILE: the CAs an https controller's certificate chains to */
+    /* --client-cert FILE, --client-key FILE (else $MRCFAB_CLIENT_CERT, $MRCFAB_CLIENT_KEY): the
+     * certificate offered to a controller that wants one (mutual TLS) */
+    const char *client_cert, *client_key;
     fab_topo *topo;
     const util_cli *cli; /* the command running, whose --help a fault in its arguments names */
     const char *cmd;     /* its words after "mrcctl " ("deny add"), for the controller's faults */

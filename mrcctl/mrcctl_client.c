@@ -88,6 +88,16 @@ static const char *ca_file(const mrcctl *c)
     return env && env[0] ? env : NULL;
 }
 
+/* The client certificate or key: the option's |value|, else $|var|, else NULL. */
+static const char *client_file(const char *value, const char *var)
+{
+    const char *env = getenv(var);
+    if (value && value[0]) {
+        return value;
+    }
+    return env && env[0] ? env : NULL;
+}
+
 /* The sentence of a problem document (RFC 9457), or of whatever else a fault came with. */
 static void problem_text(const char *body, char *dest, size_t destlen)
 {
@@ -199,8 +209,14 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
     signal(SIGPIPE, SIG_IGN);
     const char *text_body =
         body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
-    rv = util_http_request(url, method, token, text_body, ca_file(c), &status, &answer, NULL, err,
-                           sizeof(err));
+    util_http_opts ho = {.method = method,
+                         .bearer = token,
+                         .body = text_body,
+                         .bodylen = text_body ? strlen(text_body) : 0,
+                         .cafile = ca_file(c),
+                         .certfile = client_file(c->client_cert, "MRCFAB_CLIENT_CERT"),
+                         .keyfile = client_file(c->client_key, "MRCFAB_CLIENT_KEY")};
+    rv = util_http_request(url, &ho, &status, &answer, NULL, err, sizeof(err));
     free(token);
     if (pstatus) {
         *pstatus = status;

@@ -11,7 +11,7 @@
 
 /* the common options, and at most this many tables of a command's own */
 #define OWN_TABLES_MAX 4
-#define NCOMMON 6
+#define NCOMMON 8
 
 static const mrcctl_cmd *const commands[] = {
     &mrcctl_topo_cmd,  &mrcctl_routes_cmd,  &mrcctl_path_cmd,   &mrcctl_deny_cmd,
@@ -32,7 +32,9 @@ static const char epilogue[] =
     "  MRCFAB_CONTROLLER          the controller when --controller gives none\n"
     "  MRCFAB_TOKEN               the bearer token itself, when --token-file gives none\n"
     "  MRCFAB_TOKEN_FILE          else a file whose first word is the token\n"
-    "  MRCFAB_CACERT              the CA certificates when --cacert gives none\n";
+    "  MRCFAB_CACERT              the CA certificates when --cacert gives none\n"
+    "  MRCFAB_CLIENT_CERT         the client certificate when --client-cert gives none\n"
+    "  MRCFAB_CLIENT_KEY          its key when --client-key gives none\n";
 
 static void say(mrcctl *c, int code, const char *prog, const char *jpath, const char *msg)
 {
@@ -120,6 +122,8 @@ static void common_table(util_opt *t, mrcctl_common *dest, const mrcctl_common *
         UTIL_OPT_CONTROLLER(&dest->controller),
         UTIL_OPT_TOKEN_FILE(&dest->token_file),
         UTIL_OPT_CACERT(&dest->cacert),
+        UTIL_OPT_CLIENT_CERT(&dest->client_cert),
+        UTIL_OPT_CLIENT_KEY(&dest->client_key),
         {.name = "json", .kind = UTIL_OPT_BOOL, .dest = &dest->json, .help = "print JSON instead of text (each output's schema is in schemas/mrcctl/)"},
         UTIL_OPT_END,
     };
@@ -130,6 +134,8 @@ static void common_table(util_opt *t, mrcctl_common *dest, const mrcctl_common *
     t[2].def = from->token_file;
     /* --cacert's help already says the default is the system's; $MRCFAB_CACERT is read later */
     t[3].def = from->cacert;
+    t[4].def = from->client_cert;
+    t[5].def = from->client_key;
     dest->json = from->json; /* a flag without a default keeps what it holds */
 }
 
@@ -172,6 +178,8 @@ static void common_free(mrcctl_common *o)
     free(o->controller);
     free(o->token_file);
     free(o->cacert);
+    free(o->client_cert);
+    free(o->client_key);
     memset(o, 0, sizeof(*o));
 }
 
@@ -185,6 +193,8 @@ static void common_take(mrcctl *c, mrcctl_common *next)
     c->controller = c->opt.controller;
     c->token_file = c->opt.token_file;
     c->cacert = c->opt.cacert;
+    c->client_cert = c->opt.client_cert;
+    c->client_key = c->opt.client_key;
     c->json = c->opt.json;
 }
 

@@ -561,7 +561,9 @@ static void ent_request(probe_localize *loc, action *a, unsigned slot, const cha
                         .bearer = loc->cfg.token,
                         .body = body,
                         .bodylen = body ? strlen(body) : 0,
-                        .cafile = loc->cfg.cafile};
+                        .cafile = loc->cfg.cafile,
+                        .certfile = loc->cfg.certfile,
+                        .keyfile = loc->cfg.keyfile};
     if (util_http_start(loc->cfg.base, url, &o, cb, &e->ctx, &e->req, err, sizeof(err)) != 0) {
         e->req = NULL;
         ent_retry(loc, a, e, cb == on_added ? ENT_WANT : ENT_HELD, method, err);
@@ -697,7 +699,10 @@ static void list_start(probe_localize *loc)
         return;
     }
     snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
-    util_http_opts o = {.bearer = loc->cfg.token, .cafile = loc->cfg.cafile};
+    util_http_opts o = {.bearer = loc->cfg.token,
+                        .cafile = loc->cfg.cafile,
+                        .certfile = loc->cfg.certfile,
+                        .keyfile = loc->cfg.keyfile};
     if (util_http_start(loc->cfg.base, url, &o, on_listed, loc, &loc->list_req, err, sizeof(err)) !=
         0) {
         loc->list_req = NULL;
@@ -1212,8 +1217,11 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
         return;
     }
     snprintf(url, sizeof(url), "%s/api/v1/whoami", loc->cfg.controller);
-    util_http_opts o = {
-        .bearer = loc->cfg.token, .cafile = loc->cfg.cafile, .timeout_ms = LOC_HEARTBEAT_S * 1000};
+    util_http_opts o = {.bearer = loc->cfg.token,
+                        .cafile = loc->cfg.cafile,
+                        .certfile = loc->cfg.certfile,
+                        .keyfile = loc->cfg.keyfile,
+                        .timeout_ms = LOC_HEARTBEAT_S * 1000};
     int rv =
         util_http_start(loc->cfg.base, url, &o, on_beat, loc, &loc->beat_req, err, sizeof(err));
     if (rv != 0) {
@@ -1792,6 +1800,8 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
                              .url = url,
                              .token = cfg->token,
                              .cafile = cfg->cafile,
+                             .certfile = cfg->certfile,
+                             .keyfile = cfg->keyfile,
                              .timeout_ms = LOC_POST_TIMEOUT_MS};
         rv = probe_post_new(&pc, &loc->post);
         if (rv != 0) {

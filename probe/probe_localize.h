@@ -29,6 +29,7 @@ typedef struct probe_localize_cfg {
     const char *controller; /* base URL; NULL: verdicts are only logged */
     const char *token;      /* a prober token */
     const char *cafile;
+    const char *certfile, *keyfile; /* the client certificate offered to the controller, or NULL */
     uint64_t hold_ns;     /* clean probing before an entry is lifted */
     uint64_t hold_max_ns; /* dampening's cap */
     /* The state file (docs/prober.md §8.1): its verdicts, entries and holds, written whole

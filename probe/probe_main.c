@@ -21,7 +21,7 @@
 
 static struct {
     char *topology, *host, *log, *report_url, *token_file, *listen, *controller, *cacert,
-        *report_tokens, *state;
+        *client_cert, *client_key, *report_tokens, *state;
     uint64_t window_ms, rate, epoch, udp_port, grace_ms, seed, max_deficits, tclass, deadline_ms,
         hold_s, hold_max_s, confirm, optic_group, count, pass_pct, timeout_ms, sweep_rate;
     char *hosts;
@@ -50,6 +50,9 @@ static const util_opt node_opts[] = {
     {.name = "max-deficits", .kind = UTIL_OPT_UINT, .def = "256", .min = 0, .max = 1000000, .dest = &o.max_deficits, .help = "deficits listed per port and window (the rest only counted)"},
     {.name = "report-url", .kind = UTIL_OPT_STR, .dest = &o.report_url, .arg = "URL", .help = "where each report is also POSTed (mrc-probe localize)"},
     UTIL_OPT_TOKEN_FILE(&o.token_file),
+    UTIL_OPT_CACERT(&o.cacert),
+    UTIL_OPT_CLIENT_CERT(&o.client_cert),
+    UTIL_OPT_CLIENT_KEY(&o.client_key),
     UTIL_OPT_END,
 };
 
@@ -74,6 +77,8 @@ static const util_opt loc_opts[] = {
     UTIL_OPT_CONTROLLER(&o.controller),
     UTIL_OPT_TOKEN_FILE(&o.token_file),
     UTIL_OPT_CACERT(&o.cacert),
+    UTIL_OPT_CLIENT_CERT(&o.client_cert),
+    UTIL_OPT_CLIENT_KEY(&o.client_key),
     {.name = "deadline-ms", .kind = UTIL_OPT_UINT, .def = "1500", .min = 1, .max = 600000, .dest = &o.deadline_ms, .arg = "MS", .help = "a window is evaluated at the latest this long after it closes"},
     {.name = "confirm", .kind = UTIL_OPT_UINT, .def = "2", .min = 1, .max = 32, .dest = &o.confirm, .help = "consecutive evaluations a verdict needs"},
     {.name = "optic-group", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 64, .dest = &o.optic_group, .help = "uplinks per optic cage (0: 4, or what divides the T1 count)"},
@@ -148,7 +153,13 @@ static void on_report(void *user, json_object *r)
     if (o.report_url) {
         char err[256];
         util_http *req;
-        util_http_opts ho = {.method = "POST", .bearer = c->token, .body = s, .bodylen = len};
+        util_http_opts ho = {.method = "POST",
+                             .bearer = c->token,
+                             .body = s,
+                             .bodylen = len,
+                             .cafile = o.cacert,
+                             .certfile = o.client_cert,
+                             .keyfile = o.client_key};
         if (util_http_start(c->base, o.report_url, &ho, on_posted, c, &req, err, sizeof(err)) !=
             0) {
             util_log(UTIL_LOG_WARNING, "report: %s", err);
@@ -216,6 +227,12 @@ static int setup_role(setup *su, int argc, char **argv)
                              (unsigned long long)o.rate, strerror(-rv));
     }
     if (o.token_file && read_token(o.token_file, &su->token) != 0) {
+        return UTIL_EXIT_USAGE;
+    }
+    char err[512];
+    if (util_http_client_check(o.client_cert, o.client_key, "--client-cert", "--client-key", err,
+                               sizeof(err)) != 0) {
+        fprintf(stderr, "mrc-probe: %s\n", err);
         return UTIL_EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -361,6 +378,8 @@ static int run_localize(int argc, char **argv)
                              .controller = o.controller,
                              .token = su.token,
                              .cafile = o.cacert,
+                             .certfile = o.client_cert,
+                             .keyfile = o.client_key,
                              .hold_ns = o.hold_s * 1000000000ull,
                              .hold_max_ns = o.hold_max_s * 1000000000ull,
                              .state_path = o.state && o.state[0] ? o.state : NULL};

@@ -12,7 +12,7 @@
 
 struct probe_post {
     struct event_base *base;
-    char *url, *token, *cafile;
+    char *url, *token, *cafile, *certfile, *keyfile;
     unsigned timeout_ms;
     util_http *req; /* in flight, or NULL */
     char **wait;    /* the bodies waiting, wait[at .. n) */
@@ -36,6 +36,8 @@ int probe_post_new(const probe_post_cfg *cfg, probe_post **ppost)
     p->url = util_xstrdup(cfg->url);
     p->token = dup_or_null(cfg->token);
     p->cafile = dup_or_null(cfg->cafile);
+    p->certfile = dup_or_null(cfg->certfile);
+    p->keyfile = dup_or_null(cfg->keyfile);
     p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : POST_TIMEOUT_MS;
     *ppost = p;
     return 0;
@@ -61,6 +63,8 @@ void probe_post_free(probe_post *post)
     free(post->url);
     free(post->token);
     free(post->cafile);
+    free(post->certfile);
+    free(post->keyfile);
     free(post);
 }
 
@@ -108,6 +112,8 @@ static void next(probe_post *p)
                             .body = body,
                             .bodylen = strlen(body),
                             .cafile = p->cafile,
+                            .certfile = p->certfile,
+                            .keyfile = p->keyfile,
                             .timeout_ms = p->timeout_ms};
         int rv = util_http_start(p->base, p->url, &o, on_answer, p, &p->req, err, sizeof(err));
         free(body); /* util_http_start copied it */

@@ -16,6 +16,7 @@ typedef struct probe_post_cfg {
     const char *url;     /* where every body is POSTed (copied) */
     const char *token;   /* a bearer token, may be NULL (copied) */
     const char *cafile;  /* over https, may be NULL (copied) */
+    const char *certfile, *keyfile; /* the client certificate and key, may be NULL (copied) */
     unsigned timeout_ms; /* a request may take this long; 0: 5 s */
 } probe_post_cfg;
 

@@ -17,15 +17,21 @@ usage() {
     cat <<EOF
 usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [ARGS]
 
-  up [--fabric-only] [--window-ms MS] [--hold-s S] [--probe-rate N]
+  up [--fabric-only] [--no-tls] [--window-ms MS] [--hold-s S] [--probe-rate N]
                         build the fabric (tears down an earlier one of the same prefix first)
                         and start the system on it: the controller (SQLite in DIR) on the
                         management network, an agent and a prober node on every host, each
                         with its own token, and the localizer (its windows MS ms, default 500,
                         its hold S s, default 10, N probes a second, default 512);
-                        --fabric-only: the fabric alone
+                        --fabric-only: the fabric alone. The controller serves HTTPS with a
+                        certificate of a throwaway CA made in DIR/tls (ca.pem), and requires
+                        a client certificate of it where it can (--client-ca): each host's is
+                        DIR/tls/HOST.pem, the operator's admin.pem; --no-tls: plain HTTP
+  env                   the shell exports that point mrcctl (and curl) at the lab's controller:
+                        MRCFAB_CONTROLLER, MRCFAB_CACERT, MRCFAB_CLIENT_CERT, MRCFAB_CLIENT_KEY,
+                        MRCFAB_TOKEN_FILE (the admin's); eval "$(lab.sh env)"
   down                  stop every process, remove every namespace (and so every veth); what
-                        stays is DIR's database, tokens and logs
+                        stays is DIR's database, tokens, TLS files and logs
   status                the namespaces with their installed route counts, the processes, the
                         faults in force (kind, cable or switch, percent, direction)
   restart SERVICE       stop and start one process: controller, localizer, agent-HOST or
@@ -131,7 +137,7 @@ done
 cmd=$1
 shift
 case $cmd in
-up | down | status | addr | restart | drain | undrain | reboot | link-down | link-up | fault | heal | flap-loop) ;;
+up | down | status | env | addr | restart | drain | undrain | reboot | link-down | link-up | fault | heal | flap-loop) ;;
 help)
     usage
     exit 0
@@ -483,7 +489,77 @@ host_port() {
 
 # --- the system on the fabric -------------------------------------------------------------
 
-ctl_url() { echo "http://[$mgmt_net:ffff]:$ctl_port"; }
+# Whether the lab's controller speaks https (up without --no-tls).
+tls_on() { grep -qx 'tls=true' "$(conf)" 2>/dev/null; }
+tls_dir() { echo "$dir/tls"; }
+ctl_url() {
+    if tls_on; then
+        echo "https://[$mgmt_net:ffff]:$ctl_port"
+    else
+        echo "http://[$mgmt_net:ffff]:$ctl_port"
+    fi
+}
+# curl to the controller, trusting the lab's CA and offering the operator's certificate
+ctl_curl() {
+    if tls_on; then
+        curl --cacert "$(tls_dir)/ca.pem" --cert "$(tls_dir)/admin.pem" --key "$(tls_dir)/admin.key" "$@"
+    else
+        curl "$@"
+    fi
+}
+# The client options of a process that talks to the controller as NAME (a host, the localizer,
+# the admin): the CA and its certificate, one a line; none without TLS.
+client_tls() {
+    tls_on || return 0
+    printf '%s\n' --cacert "$(tls_dir)/ca.pem" --client-cert "$(tls_dir)/$1.pem" --client-key "$(tls_dir)/$1.key"
+}
+
+# A throwaway CA and what it signs, in DIR/tls: the controller's certificate for the address
+# the agents reach it at (subjectAltName IP), and a client certificate for every host (its
+# agent's and its node's), the localizer and the admin (mrcctl), each named for what it is.
+tls_make() {
+    local t=$dir/tls n
+    rm -rf "$t"
+    mkdir -p "$t"
+    chmod 700 "$t"
+    (
+        umask 077
+        cd "$t"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+            -subj "/CN=mrcfab lab $prefix CA" -keyout ca.key -out ca.pem
+        printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$mgmt_net:ffff" >ctl.ext
+        printf 'extendedKeyUsage=clientAuth\n' >client.ext
+        for n in ctl admin localizer "${HOSTS[@]}"; do
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$n" \
+                -keyout "$n.key" -out "$n.csr"
+            openssl x509 -req -in "$n.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+                -extfile "$([ "$n" = ctl ] && echo ctl.ext || echo client.ext)" -out "$n.pem"
+            rm -f "$n.csr"
+        done
+        chmod 644 ca.pem
+    ) >"$dir/log/tls.log" 2>&1 || { echo "lab: openssl failed: $(tail -n 3 "$dir/log/tls.log")" >&2; return 1; }
+}
+
+# The controller's TLS options: its certificate, and the CA clients' certificates must chain
+# to where the binary takes --client-ca (it is checked, so that a controller without it runs)
+ctl_tls() {
+    tls_on || return 0
+    printf '%s\n' --cert "$(tls_dir)/ctl.pem" --key "$(tls_dir)/ctl.key"
+    if "$bin/mrc-controller" --help 2>/dev/null | grep -q -- '--client-ca'; then
+        printf '%s\n' --client-ca "$(tls_dir)/ca.pem"
+    fi
+}
+
+lab_env() {
+    echo "export MRCFAB_CONTROLLER='$(ctl_url)'"
+    echo "export MRCFAB_TOKEN_FILE='$dir/token/admin'"
+    if tls_on; then
+        echo "export MRCFAB_CACERT='$(tls_dir)/ca.pem'"
+        echo "export MRCFAB_CLIENT_CERT='$(tls_dir)/admin.pem' MRCFAB_CLIENT_KEY='$(tls_dir)/admin.key'"
+    else
+        echo "unset MRCFAB_CACERT MRCFAB_CLIENT_CERT MRCFAB_CLIENT_KEY"
+    fi
+}
 loc_url() { echo "http://[$mgmt_net:ffff]:$((ctl_port + 1))"; }
 new_token() { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; }
 
@@ -539,40 +615,46 @@ conf_write() {
 window_ms=$window_ms
 hold_s=$hold_s
 probe_rate=$probe_rate
+tls=$tls
 CONF
 }
 
 # start SERVICE (checked by need_service)
 start() {
-    local name=$1 h=${1#*-} addr
+    local name=$1 h=${1#*-} addr ct=()
     # shellcheck disable=SC1090
     . "$(conf)"
     case $name in
     controller)
         # software switches queue for milliseconds: the base RTT and rate NSCC starts from
+        mapfile -t ct < <(ctl_tls)
         daemon controller - "$bin/mrc-controller" --topology "$topo" --db "$dir/ctl.db" \
             --tokens "$dir/tokens" --listen "[$mgmt_net:ffff]:$ctl_port" --cc uet-1.0-nscc \
-            --port-gbps 10 --base-rtt-ns 100000 --agent-interval 2
+            --port-gbps 10 --base-rtt-ns 100000 --agent-interval 2 ${ct[@]+"${ct[@]}"}
         ;;
     localizer)
+        mapfile -t ct < <(client_tls localizer)
         daemon localizer - "$bin/mrc-probe" localize --topology "$topo" \
             --listen "[$mgmt_net:ffff]:$((ctl_port + 1))" --window-ms "$window_ms" \
             --rate "$probe_rate" --controller "$(ctl_url)" \
             --token-file "$dir/token/localizer" --report-tokens "$dir/node-tokens" \
             --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5)) \
-            --state "$dir/localizer.state"
+            --state "$dir/localizer.state" ${ct[@]+"${ct[@]}"}
         ;;
     agent-*)
         addr=$(mgmt_addr "$h")
+        mapfile -t ct < <(client_tls "$h")
         daemon "$name" "$h" "$bin/mrc-agent" --topology "$topo" --host "$h" \
             --controller "$(ctl_url)" --token-file "$dir/token/agent-$h" \
             --state-dir "$dir/agent-$h" --oob "[$addr]:7471" --report-interval 2 \
-            --reorder-us 5000
+            --reorder-us 5000 ${ct[@]+"${ct[@]}"}
         ;;
     node-*)
+        mapfile -t ct < <(client_tls "$h")
         daemon "$name" "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" \
             --window-ms "$window_ms" --rate "$probe_rate" --grace-ms $((window_ms * 2 / 5)) \
-            --report-url "$(loc_url)/api/v1/reports" --token-file "$dir/token/node-$h"
+            --report-url "$(loc_url)/api/v1/reports" --token-file "$dir/token/node-$h" \
+            ${ct[@]+"${ct[@]}"}
         ;;
     esac
 }
@@ -591,7 +673,7 @@ wait_for() {
 
 agents_in() {
     local n
-    n=$(curl -sf -H "Authorization: Bearer $(cat "$dir/token/reader")" "$(ctl_url)/api/v1/agents" |
+    n=$(ctl_curl -sf -H "Authorization: Bearer $(cat "$dir/token/reader")" "$(ctl_url)/api/v1/agents" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["fresh"])')
     [ "$n" -ge "$1" ]
 }
@@ -604,8 +686,12 @@ services_up() {
     mkdir -p "$dir"
     tokens_make
     conf_write
+    mkdir -p "$dir/log"
+    if tls_on; then
+        tls_make
+    fi
     start controller
-    wait_for "the controller" curl -sf "$(ctl_url)/metrics"
+    wait_for "the controller" ctl_curl -sf "$(ctl_url)/metrics"
     start localizer
     for h in "${HOSTS[@]}"; do
         start "agent-$h"
@@ -615,15 +701,20 @@ services_up() {
     n=${#HOSTS[@]}
     wait_for "every agent" agents_in "$n"
     echo "lab: the controller: $(ctl_url) (the dashboard; tokens in $dir/token: admin, reader)"
+    if tls_on; then
+        echo "lab: TLS: the CA is $(tls_dir)/ca.pem, the admin's client certificate $(tls_dir)/admin.pem;" \
+            "eval \"\$(lab.sh -p $prefix -d $dir -P $ctl_port env)\" points mrcctl at the lab"
+    fi
     echo "lab: the localizer: $(loc_url)/api/v1/status; $n agents and $n prober nodes;" \
         "logs in $dir/log"
 }
 
 up_check() {
-    fabric_only=false window_ms=500 hold_s=10 probe_rate=512
+    fabric_only=false window_ms=500 hold_s=10 probe_rate=512 tls=true
     while [ $# -gt 0 ]; do
         case $1 in
         --fabric-only) fabric_only=true ;;
+        --no-tls) tls=false ;;
         --window-ms | --hold-s | --probe-rate)
             [ $# -ge 2 ] || bad "up $1 wants a value (lab.sh --help)"
             case $1 in
@@ -633,7 +724,7 @@ up_check() {
             esac
             shift
             ;;
-        *) bad "up takes --fabric-only, --window-ms MS, --hold-s S and --probe-rate N, not '$1'" ;;
+        *) bad "up takes --fabric-only, --no-tls, --window-ms MS, --hold-s S and --probe-rate N, not '$1'" ;;
         esac
         shift
     done
@@ -643,6 +734,9 @@ up_check() {
         need_program mrc-controller
         need_program mrc-agent
         need_program mrc-probe
+        if $tls; then
+            command -v openssl >/dev/null || bad "openssl is not installed (deploy/install-deps.sh), or use up --no-tls"
+        fi
     fi
 }
 
@@ -714,7 +808,10 @@ restart() {
 
 # drain X [REASON] / undrain X: the operator's maintenance entry, at the controller
 ctl() {
-    "$bin/mrcctl" -t "$topo" --controller "$(ctl_url)" --token-file "$dir/token/admin" "$@"
+    local ct=()
+    mapfile -t ct < <(client_tls admin)
+    "$bin/mrcctl" -t "$topo" --controller "$(ctl_url)" --token-file "$dir/token/admin" \
+        ${ct[@]+"${ct[@]}"} "$@"
 }
 
 # reboot X SECS: every cable of switch X down, its table gone (as after a power cycle); SECS
@@ -1041,7 +1138,7 @@ heal() {
 
 case $cmd in
 up) up_check "$@" ;;
-down | status) need_args "$cmd" 0 0 "no argument" "$@" ;;
+down | status | env) need_args "$cmd" 0 0 "no argument" "$@" ;;
 addr)
     need_args addr 1 1 "HOST or root" "$@"
     [ "$1" = root ] || need_element "$1" host
@@ -1073,7 +1170,7 @@ flap-loop) need_cable "$1" "$2" ;;
 esac
 case $cmd in
 fault | heal | link-down | link-up | reboot | flap-loop) need_lab ;;
-drain | undrain | restart) need_system ;;
+drain | undrain | restart | env) need_system ;;
 esac
 
 acting=true
@@ -1081,6 +1178,7 @@ case $cmd in
 up) up ;;
 down) down ;;
 status) status ;;
+env) lab_env ;;
 addr) mgmt_addr "$1" ;;
 link-down) link_set "$1" "$2" down ;;
 link-up) link_set "$1" "$2" up ;;

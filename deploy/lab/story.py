@@ -18,6 +18,7 @@ import os
 import shlex
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -43,7 +44,20 @@ class Lab:
         self.hold_s = float(conf["hold_s"])
         self.window_s = float(conf["window_ms"]) / 1000
         root = self.run("addr", "root").strip()
-        self.ctl = f"http://[{root}]:{a.port}"
+        # the controller speaks https unless the lab came up with --no-tls: trust its CA and
+        # offer the operator's client certificate (lab.sh's DIR/tls)
+        self.tls = conf.get("tls") == "true"
+        tlsdir = os.path.join(a.dir, "tls")
+        self.ctl = f"{'https' if self.tls else 'http'}://[{root}]:{a.port}"
+        self.ssl = None
+        self.tls_args = []
+        if self.tls:
+            self.ssl = ssl.create_default_context(cafile=os.path.join(tlsdir, "ca.pem"))
+            self.ssl.load_cert_chain(os.path.join(tlsdir, "admin.pem"),
+                                     os.path.join(tlsdir, "admin.key"))
+            self.tls_args = ["--cacert", os.path.join(tlsdir, "ca.pem"),
+                             "--client-cert", os.path.join(tlsdir, "admin.pem"),
+                             "--client-key", os.path.join(tlsdir, "admin.key")]
         self.loc = f"http://[{root}]:{a.port + 1}"
         self.reader = open(os.path.join(a.dir, "token", "reader")).read().strip()
         self.switches = [l.split() for l in self.mrcctl("topo", "switches", "--no-header").splitlines()]
@@ -69,7 +83,8 @@ class Lab:
 
     def get(self, url, timeout=2):
         req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.reader}"})
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        tls = self.ssl if url.startswith("https:") else None
+        with urllib.request.urlopen(req, timeout=timeout, context=tls) as r:
             return json.load(r)
 
     def pid(self, name):
@@ -515,8 +530,8 @@ def clean_start(lab):
     if entries:
         n = len(entries)
         rm = shlex.join([os.path.join(lab.a.bin, "mrcctl"), "-t", lab.a.topo, "--controller",
-                         lab.ctl, "--token-file", os.path.join(lab.a.dir, "token", "admin"),
-                         "deny", "rm"])
+                         lab.ctl, "--token-file", os.path.join(lab.a.dir, "token", "admin")] +
+                        lab.tls_args + ["deny", "rm"])
         what = "; ".join(f"{e['id']}: {e['element']}, {e.get('reason') or e['source']}"
                          for e in entries)
         why.append(f"the controller holds {n} denylist entr{'ies' if n > 1 else 'y'} ({what}): "

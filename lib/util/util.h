@@ -171,6 +171,9 @@ typedef struct util_http_opts {
     const char *body;   /* may be NULL: |bodylen| bytes sent as application/json */
     size_t bodylen;
     const char *cafile;     /* over https: the PEM file of trusted CAs (NULL: the system's) */
+    /* over https: the client's certificate (PEM, its chain after it) and its private key, for
+     * a server that asks for one (mutual TLS); both or neither (NULL: none is offered) */
+    const char *certfile, *keyfile;
     unsigned timeout_ms;    /* the whole request may take this long; 0: 10 s */
     struct evdns_base *dns; /* NULL: a host name is resolved with a blocking getaddrinfo */
 } util_http_opts;
@@ -192,19 +195,26 @@ int util_http_start(struct event_base *base, const char *url, const util_http_op
  * never run. NULL is a no-op. */
 void util_http_cancel(util_http *req);
 
-/* One blocking request, util_http_start on a base of its own: |bearer| (may be NULL) goes in
- * an Authorization header; |body| (may be NULL, NUL-terminated) is sent as application/json;
- * |cafile| as above. Gives up after 10 s. Returns 0 with the HTTP status in |*pstatus| and the
- * answer's body, NUL-terminated, in |*pbody| (the caller frees it) and its length in |*plen|
- * (may be NULL); or one of -EINVAL (a bad URL or method, a CA file that cannot be read or
- * holds no certificate), -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a host that does not
- * resolve or cannot be reached), -ECONNRESET, -EPROTO (not HTTP; a certificate not trusted, a
- * failed TLS handshake), -EMSGSIZE, -ENOMEM, -EIO, with a sentence in |err|. Writing to a peer
- * that has gone may raise SIGPIPE (here and in util_http_start): a caller that does not want
- * to die of it ignores it. */
-int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
-                      const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
-                      size_t errlen);
+/* One blocking request, util_http_start on a base of its own, with |opts| as there (may be
+ * NULL: a GET with no token). Gives up after opts->timeout_ms (0: 10 s).
+ * Returns 0 with the HTTP status in |*pstatus| and the answer's body, NUL-terminated, in
+ * |*pbody| (the caller frees it) and its length in |*plen| (may be NULL); or one of -EINVAL (a
+ * bad URL or method, a CA file that cannot be read or holds no certificate, a client
+ * certificate or key that cannot be used), -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a host
+ * that does not resolve or cannot be reached), -ECONNRESET, -EPROTO (not HTTP; a certificate
+ * not trusted, a failed TLS handshake, a client certificate missing or refused), -EMSGSIZE,
+ * -ENOMEM, -EIO, with a sentence in |err|. Writing to a peer that has gone may raise SIGPIPE
+ * (here and in util_http_start): a caller that does not want to die of it ignores it. */
+int util_http_request(const char *url, const util_http_opts *opts, int *pstatus, char **pbody,
+                      size_t *plen, char *err, size_t errlen);
+
+/* Checks a client certificate and key as util_http will offer them, for a program to call at
+ * start: both or neither given, each readable, a PEM certificate and a PEM private key without
+ * a passphrase, the key the certificate's. |certopt| and |keyopt| are the options' names for
+ * the sentence ("--client-cert"). Returns 0 (also when neither is given), or -EINVAL with one
+ * sentence in |err| that names the file at fault. */
+int util_http_client_check(const char *certfile, const char *keyfile, const char *certopt,
+                           const char *keyopt, char *err, size_t errlen);
 
 /* |data| (|len| bytes) as exactly one JSON value (strict; trailing whitespace allowed), or NULL
  * with a sentence naming |what| ("profile body") and the byte where it stopped. */

@@ -20,6 +20,7 @@
 #include <event2/http.h>
 #include <event2/util.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -57,7 +58,8 @@ struct util_http {
     bool errored;  /* the error callback ran, with |error| */
     bool timedout; /* the whole request's deadline passed */
     enum evhttp_request_error error;
-    SSL *ssl; /* over TLS: the connection's, owned by its bufferevent */
+    SSL *ssl;         /* over TLS: the connection's, owned by its bufferevent */
+    bool client_cert; /* over TLS: a client certificate is offered */
     int status;
     char *body;
     size_t len;
@@ -196,15 +198,83 @@ static const char *ssl_reason(unsigned long e, const char *none)
     return why ? why : none;
 }
 
+/* The client certificate of |certfile| and key of |keyfile| into |ctx|: 0, or -EINVAL with a
+ * sentence naming |certopt| or |keyopt| and the file. */
+static int client_cert_use(SSL_CTX *ctx, const char *certfile, const char *keyfile,
+                           const char *certopt, const char *keyopt, char *err, size_t errlen)
+{
+    if (!certfile != !keyfile) {
+        snprintf(err, errlen, "%s and %s go together", certopt, keyopt);
+        return -EINVAL;
+    }
+    if (!certfile) {
+        return 0;
+    }
+    const char *files[2] = {certfile, keyfile}, *opts[2] = {certopt, keyopt};
+    for (int i = 0; i < 2; i++) {
+        if (access(files[i], R_OK) != 0) {
+            snprintf(err, errlen, "cannot read the client %s %s (%s): %s",
+                     i ? "key" : "certificate", files[i], opts[i], strerror(errno));
+            return -EINVAL;
+        }
+    }
+    if (SSL_CTX_use_certificate_chain_file(ctx, certfile) != 1) {
+        snprintf(err, errlen, "%s holds no PEM certificate (%s): %s", certfile, certopt,
+                 ssl_reason(ERR_peek_last_error(), "unreadable"));
+        return -EINVAL;
+    }
+    /* read apart from the certificate: OpenSSL's own loader takes a key of another
+     * certificate for one it cannot read */
+    FILE *f = fopen(keyfile, "r");
+    EVP_PKEY *k = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+    int rv = -EINVAL;
+    if (f) {
+        fclose(f);
+    }
+    ERR_clear_error();
+    if (!k) {
+        snprintf(err, errlen, "%s holds no PEM private key, or one with a passphrase (%s)",
+                 keyfile, keyopt);
+    } else if (X509_check_private_key(SSL_CTX_get0_certificate(ctx), k) != 1 ||
+               SSL_CTX_use_PrivateKey(ctx, k) != 1) {
+        snprintf(err, errlen, "the key in %s is not the key of the certificate in %s", keyfile,
+                 certfile);
+        ERR_clear_error();
+    } else {
+        rv = 0;
+    }
+    EVP_PKEY_free(k);
+    return rv;
+}
+
+int util_http_client_check(const char *certfile, const char *keyfile, const char *certopt,
+                           const char *keyopt, char *err, size_t errlen)
+{
+    if (!certfile && !keyfile) {
+        return 0;
+    }
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        snprintf(err, errlen, "cannot make a TLS context: %s",
+                 ssl_reason(ERR_get_error(), "out of memory"));
+        return -ENOMEM;
+    }
+    int rv = client_cert_use(ctx, certfile, keyfile, certopt, keyopt, err, errlen);
+    SSL_CTX_free(ctx);
+    return rv;
+}
+
 /* A TLS client connection for |u| on |base|: the peer's certificate must chain to a CA of
- * |cafile| (NULL: the system's) and name u->host (a DNS name, or the IP address it is).
+ * o->cafile (NULL: the system's) and name u->host (a DNS name, or the IP address it is); the
+ * client certificate of o->certfile and o->keyfile is offered, if any.
  * Returns the bufferevent, with the connection's SSL in |*pssl| (the bufferevent owns it), or
- * NULL with -EINVAL (a CA file that cannot be used) or -ENOMEM in |*prv| and a sentence in
- * |err|. */
+ * NULL with -EINVAL (a CA file, client certificate or key that cannot be used) or -ENOMEM in
+ * |*prv| and a sentence in |err|. */
 static struct bufferevent *tls_connection(struct event_base *base, const http_url *u,
-                                          const char *cafile, SSL **pssl, int *prv, char *err,
+                                          const util_http_opts *o, SSL **pssl, int *prv, char *err,
                                           size_t errlen)
 {
+    const char *cafile = o->cafile;
     struct bufferevent *bev = NULL;
     unsigned char ip[16];
     bool literal = inet_pton(AF_INET, u->host, ip) == 1 || inet_pton(AF_INET6, u->host, ip) == 1;
@@ -233,6 +303,11 @@ static struct bufferevent *tls_connection(struct event_base *base, const http_ur
     } else {
         SSL_CTX_set_default_verify_paths(ctx);
     }
+    if ((*prv = client_cert_use(ctx, o->certfile, o->keyfile, "--client-cert", "--client-key", err,
+                                errlen)) != 0) {
+        goto out;
+    }
+    *prv = -ENOMEM;
     if (!(ssl = SSL_new(ctx))) {
         snprintf(err, errlen, "cannot make a TLS connection: %s",
                  ssl_reason(ERR_get_error(), "out of memory"));
@@ -285,7 +360,35 @@ static int tls_failure(const util_http *h, char *err, size_t errlen)
         return -EPROTO;
     }
     unsigned long e = bufferevent_get_openssl_error(evhttp_connection_get_bufferevent(h->conn));
-    const char *why = ssl_reason(e ? e : ERR_peek_last_error(), NULL);
+    if (!e) {
+        e = ERR_peek_last_error();
+    }
+    /* a server that wants a client certificate says so with an alert: in TLS 1.3 only after
+     * the handshake, so this is the first the client hears of it */
+    int reason = e ? ERR_GET_REASON(e) : 0;
+    if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+        (!h->client_cert && reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE)) {
+        ERR_clear_error();
+        snprintf(err, errlen,
+                 "%s: the server requires a client certificate (give one with --client-cert "
+                 "FILE --client-key FILE)",
+                 h->url);
+        return -EPROTO;
+    }
+    if (h->client_cert &&
+        (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
+         reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN ||
+         reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR ||
+         reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE ||
+         reason == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED ||
+         reason == SSL_R_TLSV1_ALERT_ACCESS_DENIED)) {
+        snprintf(err, errlen,
+                 "%s: the server refused the client certificate: %s (is it signed by a CA the "
+                 "server trusts?)",
+                 h->url, ssl_reason(e, "refused"));
+        return -EPROTO;
+    }
+    const char *why = ssl_reason(e, NULL);
     if (why) {
         snprintf(err, errlen, "%s: the TLS handshake failed: %s (is the server https?)", h->url,
                  why);
@@ -539,11 +642,11 @@ int util_http_start(struct event_base *base, const char *url, const util_http_op
         goto fail;
     }
     if (h->u.tls) {
-        struct bufferevent *bev =
-            tls_connection(base, &h->u, opts->cafile, &h->ssl, &rv, err, errlen);
+        struct bufferevent *bev = tls_connection(base, &h->u, opts, &h->ssl, &rv, err, errlen);
         if (!bev) {
             goto fail;
         }
+        h->client_cert = opts->certfile != NULL;
         h->conn = evhttp_connection_base_bufferevent_new(base, opts->dns, bev, h->u.host,
                                                          (ev_uint16_t)h->u.port);
         if (!h->conn) {
@@ -648,11 +751,11 @@ static void on_blocking_done(void *user, util_http_result *res)
     }
 }
 
-int util_http_request(const char *url, const char *method, const char *bearer, const char *body,
-                      const char *cafile, int *pstatus, char **pbody, size_t *plen, char *err,
-                      size_t errlen)
+int util_http_request(const char *url, const util_http_opts *opts, int *pstatus, char **pbody,
+                      size_t *plen, char *err, size_t errlen)
 {
-    util_http_opts o = {.method = method, .bearer = bearer, .body = body, .cafile = cafile};
+    static const util_http_opts none = {0};
+    util_http_opts o = opts ? *opts : none;
     http_wait w = {.err = err, .errlen = errlen};
     util_http *req = NULL;
     int rv;
@@ -661,11 +764,6 @@ int util_http_request(const char *url, const char *method, const char *bearer, c
     if (plen) {
         *plen = 0;
     }
-    if (!method) {
-        snprintf(err, errlen, "no HTTP method");
-        return -EINVAL;
-    }
-    o.bodylen = body ? strlen(body) : 0;
     struct event_base *base = event_base_new();
     if (!base) {
         snprintf(err, errlen, "cannot make an event base");

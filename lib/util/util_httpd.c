@@ -863,6 +863,13 @@ static unsigned fd_budget(const char *name, unsigned want)
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
         return want;
     }
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+        /* the hard limit too, where the process may (root, CAP_SYS_RESOURCE) */
+        struct rlimit up = {need, need};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            rl = up;
+        }
+    }
     if (rl.rlim_cur < need) {
         rlim_t old = rl.rlim_cur;
         rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;

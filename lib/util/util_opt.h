@@ -139,6 +139,15 @@ json_object *util_opt_json(const util_opt *opts);
     {.name = "cacert", .kind = UTIL_OPT_STR, .dest = (d), .arg = "FILE",                          \
      .help = "PEM file of the CAs an https controller's certificate must chain to (default: "     \
              "the system's)"}
+/* The client's side of mutual TLS: named client-cert and client-key, for a program that also
+ * serves (mrc-probe localize) may have --cert and --key of its own. */
+#define UTIL_OPT_CLIENT_CERT(d)                                                                    \
+    {.name = "client-cert", .kind = UTIL_OPT_STR, .dest = (d), .arg = "FILE",                     \
+     .help = "PEM certificate (its chain after it) offered to an https server that asks for "     \
+             "one (with --client-key)"}
+#define UTIL_OPT_CLIENT_KEY(d)                                                                     \
+    {.name = "client-key", .kind = UTIL_OPT_STR, .dest = (d), .arg = "FILE", .secret = true,      \
+     .help = "PEM private key of --client-cert (no passphrase)"}
 #define UTIL_OPT_TOKEN_FILE(d)                                                                     \
     {.name = "token-file", .kind = UTIL_OPT_STR, .dest = (d), .arg = "FILE",                      \
      .help = "file whose first word is the bearer token sent to the controller"}

@@ -12,8 +12,9 @@ usage() {
 usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
-  bench_probe_eval, bench_auth, bench_mrc.sh, bench_sim.sh, bench_controller.sh and, as root,
-  bench_agent.sh and bench_localize.sh (a lab each; reported skipped otherwise). Each prints
+  bench_probe_eval, bench_auth, bench_mrc.sh, bench_sim.sh, bench_controller.sh, bench_push,
+  bench_soak and, as root, bench_agent.sh and bench_localize.sh (a lab each; reported skipped
+  otherwise). Each prints
   its figures beside its targets; the targets are judged by a reader, not here
   (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
   owes, or when a bench_* script or program of tests/bench is not one this script knows.
@@ -115,6 +116,24 @@ bench bench_auth 0 "" \
 cmd_full[bench_auth]="$bin/bench_auth"
 cmd_smoke[bench_auth]="$bin/bench_auth --smoke"
 
+# a push connection per agent of the fabric (131,072; the file limits need root, or a raised
+# ulimit -Hn) held on a controller it starts on loopback, beside its queries' latency and RSS
+bench bench_push 0 "" \
+    '^baseline \(none held\) +0( +[0-9.]+){5}
+^with the push held +[0-9]+( +[0-9.]+){5}
+^after they closed +0( +[0-9.]+){5}
+^RSS per held connection: [0-9.]+ KiB'
+cmd_full[bench_push]="$bin/bench_push --bin $bin"
+cmd_smoke[bench_push]="$bin/bench_push --bin $bin --conns 4096 --queries 1000 --hold 1"
+
+# 10 minutes of valid load with every attack of issue 19 mixed in: memory, answers, the store
+bench bench_soak.py 0 "" \
+    '^RSS growth after warm-up +-?[0-9.]+ %
+^acknowledged entries in force +[0-9]+; lost [0-9]+, not acknowledged [0-9]+; after a restart lost [0-9]+
+^(PASS|FAIL)$'
+cmd_full[bench_soak.py]="python3 $here/bench_soak.py --bin $bin"
+cmd_smoke[bench_soak.py]="python3 $here/bench_soak.py --bin $bin --duration 20 --rate 50"
+
 lab_opts="${BENCH_LAB_PREFIX:+-p $BENCH_LAB_PREFIX} ${BENCH_LAB_DIR:+-l $BENCH_LAB_DIR}"
 bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \
     '^TCP iperf3, Gb/s +[0-9.]+
@@ -136,10 +155,11 @@ cmd_smoke[bench_localize.sh]="$here/bench_localize.sh --smoke -b $bin $lab_opts"
 
 # --- nothing unknown ----------------------------------------------------------------------
 # A benchmark added to tests/bench and not here would never run: each bench_*.sh and each
-# bench_*.c with a main() (a program) must be one of the above or run by one of them.
+# bench_*.py and each bench_*.c with a main() (a program) must be one of the above or run by
+# one of them.
 unknown=()
 known=" ${names[*]} ${runs_programs[*]} "
-for f in "$here"/bench_*.sh "$here"/bench_*.c; do
+for f in "$here"/bench_*.sh "$here"/bench_*.py "$here"/bench_*.c; do
     [ -e "$f" ] || continue
     n=$(basename "$f")
     if [[ $n == *.c ]]; then

@@ -3,6 +3,20 @@
 # shellcheck shell=bash
 
 lab() { "$root/deploy/lab/lab.sh" -b "$bin" -t "$topo" -p "$prefix" -d "$work/lab" "$@"; }
+# lab_ctl [LAB ARGS]: after lab.sh up, $ctl is the lab's controller URL (https unless up
+# --no-tls), ctl_curl is curl trusting its CA with the operator's client certificate, and the
+# MRCFAB_ variables point mrcctl at it (lab.sh env)
+lab_ctl() {
+    eval "$(lab "$@" env)"
+    ctl=$MRCFAB_CONTROLLER
+}
+ctl_curl() {
+    if [ -n "${MRCFAB_CACERT:-}" ]; then
+        curl --cacert "$MRCFAB_CACERT" --cert "$MRCFAB_CLIENT_CERT" --key "$MRCFAB_CLIENT_KEY" "$@"
+    else
+        curl "$@"
+    fi
+}
 nsx() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
 # a process in host $1's namespace, in the background: $! is the process itself (a function
 # put in the background would be a subshell, and killing that leaves its child running)

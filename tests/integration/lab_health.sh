@@ -18,9 +18,9 @@ lab_test lh
 port=$((20000 + ($$ + 7) % 20000))
 labx() { lab -P "$port" "$@"; }
 labx up >"$work/up.log" 2>&1 || { cat "$work/up.log"; fail "lab up"; }
-ctl="http://[$(labx addr root)]:$port"
+lab_ctl -P "$port"
 reader=$(cat "$work/lab/token/reader")
-get() { curl -s --max-time 10 -H "Authorization: Bearer $reader" "$ctl$1"; }
+get() { ctl_curl -s --max-time 10 -H "Authorization: Bearer $reader" "$ctl$1"; }
 mrcctl() { "$bin/mrcctl" -t "$topo" --controller "$ctl" --token-file "$work/lab/token/admin" "$@"; }
 link=p0-t0-1~p0-t1-0
 waited=

@@ -341,14 +341,18 @@ static uint64_t deny_add(const controller *c, const char *element)
     snprintf(url, sizeof(url), "%s/api/v1/denylist", c->url);
     snprintf(body, sizeof(body), "{\"element\": \"%s\", \"reason\": \"agent_ctl test\"}", element);
     const char *ca = c->tls ? in_scratch("ctl.pem") : NULL;
-    int rv = util_http_request(url, "POST", OPERATOR_TOKEN, body, ca, &status, &answer, NULL, err,
-                               sizeof(err));
+    util_http_opts post = {.method = "POST",
+                           .bearer = OPERATOR_TOKEN,
+                           .body = body,
+                           .bodylen = strlen(body),
+                           .cafile = ca};
+    int rv = util_http_request(url, &post, &status, &answer, NULL, err, sizeof(err));
     ck_assert_msg(rv == 0, "%s", err);
     ck_assert_msg(status == 201, "POST /api/v1/denylist: %d %s", status, answer);
     free(answer);
     snprintf(url, sizeof(url), "%s/api/v1/denylist/version?wait=0", c->url);
-    rv = util_http_request(url, "GET", OPERATOR_TOKEN, NULL, ca, &status, &answer, NULL, err,
-                           sizeof(err));
+    util_http_opts get = {.bearer = OPERATOR_TOKEN, .cafile = ca};
+    rv = util_http_request(url, &get, &status, &answer, NULL, err, sizeof(err));
     ck_assert_msg(rv == 0 && status == 200, "%s", err);
     const char *v = strstr(answer, "\"version\"");
     ck_assert_ptr_nonnull(v);
