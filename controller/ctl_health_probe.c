@@ -582,7 +582,7 @@ int ctl_health_probes(ctl_health *h, json_object *r, const char *who, int64_t no
     }
     for (size_t i = 0; i < nc && !status; i++) {
         json_object *e = json_object_array_get_idx(cov, i);
-        uint64_t plane;
+        uint64_t plane = 0;
         if (!json_object_is_type(e, json_type_object) ||
             !get_u64(e, "plane", true, h->planes - 1, &plane) ||
             !get_u64(e, "nic", true, UINT32_MAX, &pc[i].nic) ||

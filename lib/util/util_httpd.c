@@ -586,7 +586,11 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     util_httpd *h = cls;
     char line[512];
+    /* libmicrohttpd's own format and arguments, passed on as they are */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
     vsnprintf(line, sizeof(line), fmt, ap);
+#pragma GCC diagnostic pop
     line[strcspn(line, "\n")] = '\0';
     util_log(UTIL_LOG_INFO, "%s: libmicrohttpd: %s", h->name, line);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: request bodies (denylist entries, agent reports and registrations, probe
- * results) and query
- * arguments of the controller's REST API, against the lab fabric, a health engine and an
- * in-memory store. The first input byte picks the request; the rest is its body (POST) or a
- * query argument's value (GET). */
+/* libFuzzer target: every handler of the controller's REST API, each row of the role table
+ * (ctl_roles.c) with every role, against the lab fabric, a health engine and an in-memory
+ * store. The first input byte picks the row, the second the role (or no token); the rest up to
+ * a newline fills the path's {parameters} and every query argument, what follows is the body.
+ * Each answer must have a status, a type and a body as it says; a fault is a problem document;
+ * the store changes exactly when the status says it did. */
 #include <mrcfab/fabric.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,17 +12,22 @@
 #include <string.h>
 
 #include "ctl_api.h"
+#include "ctl_roles.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static ctl_ctx ctx;
-static util_token operator = {.role = UTIL_ROLE_OPERATOR, .name = "fuzz"};
-static util_token admin = {.role = UTIL_ROLE_ADMIN, .name = "fuzz"};
+/* one token of each role; the agent's and the prober node's are named for a host of the lab */
+static util_token tokens[] = {
+    {.role = UTIL_ROLE_READER, .name = "rita"},   {.role = UTIL_ROLE_AGENT, .name = "h3"},
+    {.role = UTIL_ROLE_PROBER, .name = "h5"},     {.role = UTIL_ROLE_LOCALIZER, .name = "loc"},
+    {.role = UTIL_ROLE_OPERATOR, .name = "olga"}, {.role = UTIL_ROLE_ADMIN, .name = "ada"},
+};
 static uint64_t opt_n;
 static const util_opt opts[] = {
-    {"n", UTIL_OPT_UINT, "1", 0, 10, &opt_n, "a setting", false},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, false},
+    {.name = "n", .kind = UTIL_OPT_UINT, .def = "1", .max = 10, .dest = &opt_n, .help = "a setting"},
+    UTIL_OPT_END,
 };
 
 static void die(const char *what)
@@ -66,38 +72,53 @@ static const char *arg(void *user, const char *name)
     return value;
 }
 
+/* |pattern| with each {parameter} and a final * as |param| into |dest|. */
+static void fill(const char *pattern, const char *param, char *dest, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p && n + 1 < len; p++) {
+        if (*p == '{' || *p == '*') {
+            n += (size_t)snprintf(dest + n, len - n, "%s", param);
+            n = n < len ? n : len - 1;
+            if (*p == '{') {
+                p += strcspn(p, "}");
+                if (!*p) {
+                    break;
+                }
+            }
+        } else {
+            dest[n++] = *p;
+        }
+    }
+    dest[n] = '\0';
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const gets[] = {"/api/v1/switches", "/api/v1/audit",
-                                       "/api/v1/switches/p0-t0-0/table"};
-    if (size < 1) {
+    size_t nroutes;
+    const ctl_route *routes = ctl_roles_table(&nroutes);
+    if (size < 2) {
         return 0;
     }
-    char *text = malloc(size);
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
-    ctl_req q = {.arg = arg, .who = &operator};
-    unsigned pick = data[0] % 9;
-    int64_t before = ctl_store_version(ctx.store);
-    if (pick < 5) {
-        /* the denylist, an agent's report, probe results, an agent's registration (an admin
-         * may register any host) */
-        static const char *const posts[] = {"/api/v1/denylist", "/api/v1/denylist",
-                                            "/api/v1/reports", "/api/v1/probes", "/api/v1/agents"};
-        q.method = "POST";
-        q.path = posts[pick];
-        q.body = text;
-        q.bodylen = size - 1;
-        q.who = pick == 4 ? &admin : &operator;
-    } else if (pick < 8) {
-        q.method = "GET";
-        q.path = gets[pick - 5];
-        value = text;
-    } else {
-        /* a path of its own: routing must refuse anything it does not know */
-        q.method = "DELETE";
-        q.path = text;
+    const ctl_route *route = &routes[data[0] % nroutes];
+    unsigned role = data[1] % (sizeof(tokens) / sizeof(tokens[0]) + 1);
+    char *text = malloc(size - 1);
+    memcpy(text, data + 2, size - 2);
+    text[size - 2] = '\0';
+    char *body = strchr(text, '\n');
+    if (body) {
+        *body++ = '\0';
     }
+    char path[512];
+    fill(route->pattern, text, path, sizeof(path));
+    value = text;
+    ctl_req q = {.method = route->method,
+                 .path = path,
+                 .arg = arg,
+                 .body = body,
+                 .bodylen = body ? size - 2 - (size_t)(body - text) : 0,
+                 .who = role ? &tokens[role - 1] : NULL};
+    int64_t before = ctl_store_version(ctx.store);
     ctl_resp r;
     ctl_api_handle(&ctx, &q, &r);
     if (r.status < 200 || r.status > 599 || !r.ctype || (r.len && !r.body)) {
@@ -108,6 +129,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (changed != (r.status == 201 || r.status == 204) && r.status != 202) {
         die("the store changed and the status does not say so, or the reverse");
     }
+    if (!q.who && r.status != 401 && r.status != 404) {
+        die("an answer without a token");
+    }
     if (r.status >= 400) {
         json_object *j = json_tokener_parse(r.body);
         json_object *st;
@@ -116,11 +140,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         json_object_put(j);
     }
-    if (r.status == 201) {
+    if (r.status == 201 && strcmp(route->method, "POST") == 0 &&
+        strncmp(path, "/api/v1/denylist", 16) == 0) {
         /* keep the store small: remove what was added */
         json_object *j = json_tokener_parse(r.body), *id;
-        json_object_object_get_ex(j, "id", &id);
-        ctl_store_deny_del(ctx.store, json_object_get_int64(id), "fuzz");
+        if (json_object_object_get_ex(j, "id", &id)) {
+            ctl_store_deny_del(ctx.store, json_object_get_int64(id), "fuzz");
+        }
         json_object_put(j);
     }
     free(r.body);
