@@ -29,7 +29,7 @@ usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [
                         DIR/tls/HOST.pem, the operator's admin.pem; --no-tls: plain HTTP
   env                   the shell exports that point mrcctl (and curl) at the lab's controller:
                         MRCFAB_CONTROLLER, MRCFAB_CACERT, MRCFAB_CLIENT_CERT, MRCFAB_CLIENT_KEY,
-                        MRCFAB_TOKEN_FILE (the admin's); eval "$(lab.sh env)"
+                        MRCFAB_TOKEN_FILE (the admin's); eval "\$(lab.sh env)"
   down                  stop every process, remove every namespace (and so every veth); what
                         stays is DIR's database, tokens, TLS files and logs
   status                the namespaces with their installed route counts, the processes, the

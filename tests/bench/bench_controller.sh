@@ -67,7 +67,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for b in mrc-controller bench_ctl_reports bench_ctl_push bench_ctl_health; do
+for b in mrc-controller mrcctl bench_ctl_reports bench_ctl_push bench_ctl_health; do
     [ -x "$bin/$b" ] || { echo "bench_controller: $bin/$b is missing: build first" >&2; exit 1; }
 done
 for c in wrk curl; do
@@ -90,11 +90,11 @@ reader=tok-reader-bench-0000000001
     echo "# TOKEN ROLE NAME"
     echo "$reader reader bench-reader"
     echo "tok-operator-bench-00000001 operator bench-operator"
-    # push subscribers hold agent tokens; the report load comes over prober tokens, which may
-    # report for any host (an agent's only for its own), one per connection: the health
-    # engine counts reporters by token name
-    for i in $(seq -w 0 63); do echo "tok-agent-bench-00000000$i agent agent-$i"; done
-    for i in $(seq -w 0 63); do echo "tok-prober-bench-0000000$i prober prober-$i"; done
+    echo "tok-localizer-bench-000001 localizer bench-localizer"
+    # every host its agent's token, named for it, as on a fabric: a report is taken only from
+    # its own host's token; the push subscribers hold the first hosts' tokens
+    "$bin/mrcctl" -t "$topo" topo hosts --no-header |
+        awk '!seen[$1]++ {printf "tok-agent-bench-%s-0001 agent %s\n", $1, $1}'
 } >"$tmp/tokens"
 chmod 600 "$tmp/tokens" # a tokens file only its owner can read
 
@@ -124,7 +124,8 @@ start() {
     t0=$(date +%s%N)
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --threads "$threads" --max-connections "$need" --max-wait 60 \
-        --window 300 --max-body 4194304 2>"$log" &
+        --window 300 --max-body 4194304 --per-client-connections "$need" --max-waiting 64 \
+        --rate-limit 0 2>"$log" & # every load here comes from one address and few tokens
     pid=$!
     port=
     deadline=$((t0 + 30000000000))

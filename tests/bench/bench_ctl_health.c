@@ -47,7 +47,7 @@ static double pct(series *s, double p)
 typedef struct bench {
     const char *ip;
     unsigned port;
-    char *reader, *prober;
+    char *reader, *localizer;
     unsigned failures;
 } bench;
 
@@ -79,7 +79,7 @@ static void post(bench *b, const char *body)
     int status;
     char *ans = NULL;
     double ms;
-    if (once(b, "POST", "/api/v1/probes", b->prober, NULL, body, &status, &ans, &ms) != 0 ||
+    if (once(b, "POST", "/api/v1/probes", b->localizer, NULL, body, &status, &ans, &ms) != 0 ||
         status != 202) {
         fprintf(stderr, "bench_ctl_health: the seed was refused (%d): %.200s\n", status,
                 ans ? ans : "");
@@ -170,11 +170,12 @@ int main(int argc, char **argv)
         return 2;
     }
     b.reader = tok[0];
-    if (bench_tokens(tokens, "prober", tok, 1) != 1) {
-        fprintf(stderr, "bench_ctl_health: no prober token in %s\n", tokens);
+    if (bench_tokens(tokens, "localizer", tok, 1) != 1) {
+        fprintf(stderr, "bench_ctl_health: no localizer token in %s (the evidence is its to post)\n",
+                tokens);
         return 2;
     }
-    b.prober = tok[0];
+    b.localizer = tok[0];
 
     /* the seed: every plane's coverage, then its lossy links, each with a verdict */
     size_t cap = 1u << 20;
@@ -278,6 +279,6 @@ int main(int argc, char **argv)
     free(sum.ms);
     free(prob.ms);
     free(b.reader);
-    free(b.prober);
+    free(b.localizer);
     return b.failures ? 1 : 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* bench_ctl_reports: agent reports against a live mrc-controller as fast as it takes them.
- * Many reporters at once over keep-alive connections (one report in flight each, a token of
- * the prober role per connection, round robin over the tokens file's prober tokens: an agent
- * token reports only for its own host, a prober's for any). The
+ * Many reporters at once over keep-alive connections (one report in flight each), each report
+ * with its host's own agent token from the tokens file (a token reports only for the host its
+ * name names, as every agent does). The
  * reporters walk every host of the fabric in a scrambled order, as a fabric's agents would
  * each report in turn; a host always names the same peers and EVs, so the controller sees
  * the host pairs and paths of a real fabric. A few T0-T1 links of one plane are made lossy so
@@ -21,7 +21,6 @@
 
 #include "bench_ctl_http.h"
 
-#define MAX_TOKENS 1024
 #define MAX_BAD 64
 #define BODY_MAX 65536 /* the controller's default max_body */
 
@@ -167,12 +166,38 @@ static size_t report(gen *g, uint32_t host, uint64_t round, char *dest, size_t d
     return o.full ? 0 : o.len;
 }
 
+/* Each host's agent token ('TOKEN agent HOST' lines of |path|) into |tokens| by host index.
+ * Returns 0, how many hosts have none, or -errno. */
+static int host_tokens(const char *path, const fab_topo *topo, char **tokens)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return -errno;
+    }
+    char line[512], tok[256], role[64], name[128];
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#' || sscanf(line, "%255s %63s %127s", tok, role, name) != 3 ||
+            strcmp(role, "agent") != 0) {
+            continue;
+        }
+        uint32_t h = fab_host_find(topo, name);
+        if (h != FAB_NONE && !tokens[h]) {
+            tokens[h] = strdup(tok);
+        }
+    }
+    fclose(f);
+    int missing = 0;
+    for (uint32_t h = 0; h < fab_topo_nhosts(topo); h++) {
+        missing += !tokens[h];
+    }
+    return missing;
+}
+
 typedef struct run {
     gen *g;
     const char *ip;
     unsigned port;
-    char **tokens;
-    int ntokens;
+    char **tokens; /* by host index */
     uint64_t total, issued, done, accepted, failed, bytes;
     uint32_t stride, start;
     char first_failure[256];
@@ -191,7 +216,7 @@ static int issue(run *r, bench_conn *c, unsigned i)
         return -1;
     }
     size_t len = bench_http_request(r->req, BODY_MAX + 1024, "POST", "/api/v1/reports",
-                                    r->tokens[i % (unsigned)r->ntokens], r->body, blen);
+                                    r->tokens[host], r->body, blen);
     r->bytes += blen;
     int rv = bench_conn_send(c, r->req, len);
     if (rv != 0 || c->outoff == c->outlen) {
@@ -302,10 +327,12 @@ int main(int argc, char **argv)
         g.bad[i] = (badlink){3, (unsigned)(h3(&g, 77, i, 1) % fab_topo_nt0(topo, 3)),
                              (unsigned)(h3(&g, 77, i, 2) % fab_topo_nt1(topo, 3))};
     }
-    char *tokens[MAX_TOKENS];
-    int ntokens = bench_tokens(tokfile, "prober", tokens, MAX_TOKENS);
-    if (ntokens <= 0) {
-        fprintf(stderr, "bench_ctl_reports: no prober token in %s\n", tokfile);
+    char **tokens = calloc(g.nhosts, sizeof(*tokens));
+    int missing = tokens ? host_tokens(tokfile, topo, tokens) : -ENOMEM;
+    if (missing != 0) {
+        fprintf(stderr, "bench_ctl_reports: %s: %s\n", tokfile,
+                missing > 0 ? "not every host of the fabric has an agent token named for it"
+                            : strerror(-missing));
         return 2;
     }
 
@@ -313,7 +340,6 @@ int main(int argc, char **argv)
              .ip = ip,
              .port = port,
              .tokens = tokens,
-             .ntokens = ntokens,
              .total = total,
              .start = (uint32_t)(h3(&g, 5, 5, 5) % g.nhosts)};
     /* an odd stride below a power of two visits every host once a round, scattered */
@@ -444,12 +470,12 @@ out:;
                  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     printf("{\"reports\": %" PRIu64 ", \"answered\": %" PRIu64 ", \"accepted\": %" PRIu64
            ", \"failed\": %" PRIu64 ", \"seconds\": %.3f, \"per_second\": %.0f, "
-           "\"connections\": %u, \"agent_tokens\": %d, \"evs_per_report\": %u, "
+           "\"connections\": %u, \"agent_tokens\": %u, \"evs_per_report\": %u, "
            "\"avg_body_bytes\": %.0f, \"lossy_evs\": %" PRIu64 ", \"bad_links\": %u, "
            "\"cpu_seconds\": %.2f, \"stopped_early\": %s, \"answered_in_time\": %" PRIu64
            ", \"unanswered\": %" PRIu64 ", \"first_failure\": \"",
            r.issued, r.done, r.accepted, r.failed, secs, secs > 0 ? (double)r.accepted / secs : 0,
-           conns, ntokens, g.peers * g.evs, r.issued ? (double)r.bytes / (double)r.issued : 0,
+           conns, g.nhosts, g.peers * g.evs, r.issued ? (double)r.bytes / (double)r.issued : 0,
            g.lossy_evs, g.nbad, cpu, stopped ? "true" : "false", in_time, r.issued - r.done);
     for (const char *s = r.first_failure; *s; s++) {
         if (*s == '"' || *s == '\\') {
@@ -461,9 +487,10 @@ out:;
     for (unsigned i = 0; i < conns; i++) {
         bench_conn_close(&cs[i]);
     }
-    for (int i = 0; i < ntokens; i++) {
+    for (uint32_t i = 0; i < g.nhosts; i++) {
         free(tokens[i]);
     }
+    free(tokens);
     free(cs);
     free(r.body);
     free(r.req);

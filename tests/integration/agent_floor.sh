@@ -29,6 +29,7 @@ op_token=operator-token-0123456789
     done
     echo "$op_token operator ops"
 } >"$work/tokens"
+chmod 600 "$work/tokens" # the controller takes a tokens file only its owner can read
 "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
     --listen "[$croot]:$port" --cc uet-1.0-nscc --port-gbps 10 --base-rtt-ns 100000 \
     --agent-interval 1 >>"$work/controller.log" 2>&1 &

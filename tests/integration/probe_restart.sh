@@ -37,6 +37,7 @@ for h in $hosts; do
     echo "node-token-$h-0123456789 prober $h"
     echo "node-token-$h-0123456789" >"$work/token-node-$h"
 done >"$work/node-tokens"
+chmod 600 "$work/tokens" "$work/node-tokens" # the daemons take tokens files only their owner can read
 "$bin/mrc-controller" --topology "$topo" --db "$work/ctl.db" --tokens "$work/tokens" \
     --listen "[$croot]:$port" >>"$work/controller.log" 2>&1 &
 pids+=($!)
