@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 jobs=$(nproc)
-fuzz_seconds=${MRCFAB_FUZZ_SECONDS:-30}
+fuzz_seconds=${MRCFAB_FUZZ_SECONDS:-20}
 
 step() { printf '\n=== %s\n' "$*"; }
 
