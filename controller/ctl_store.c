@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ctl_store_int.h"
 #include "util.h"
@@ -151,6 +153,9 @@ void ctl_store_set_busy_ms(ctl_store *s, int busy_ms)
 
 int ctl_store_wlock(ctl_store *s)
 {
+    if (s->readonly) {
+        return -EROFS;
+    }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += s->busy_ms / 1000;
@@ -182,7 +187,8 @@ sqlite3 *ctl_store_rget(ctl_store *s)
                 pthread_mutex_unlock(&s->rlock);
                 if (!db) {
                     /* opened on first use, outside the pool's lock */
-                    if (sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+                    if (sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                        NULL) != SQLITE_OK) {
                         util_log(UTIL_LOG_ERR, "store: a reader of %s: %s", s->path,
                                  db ? sqlite3_errmsg(db) : "no memory");
                         sqlite3_close(db);
@@ -221,13 +227,57 @@ void ctl_store_rput(ctl_store *s, sqlite3 *db)
     pthread_mutex_unlock(&s->rlock);
 }
 
+/* Whether |path| is a store there already on a disk mounted read-only. */
+static bool on_readonly_disk(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        snprintf(dir, sizeof(dir), ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    struct statvfs vfs;
+    return access(path, F_OK) == 0 && statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* "file:PATH?immutable=1", the path's characters a URI gives a meaning to escaped. */
+static char *immutable_uri(const char *path)
+{
+    util_buf b = {0};
+    util_buf_lit(&b, "file:");
+    for (const char *p = path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#') {
+            util_buf_printf(&b, "%%%02X", (unsigned char)*p);
+        } else {
+            util_buf_printf(&b, "%c", *p);
+        }
+    }
+    util_buf_lit(&b, "?immutable=1");
+    return b.s;
+}
+
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen)
 {
     ctl_store *s = util_xcalloc(1, sizeof(*s));
     char *msg = NULL;
     s->memory = strcmp(path, ":memory:") == 0 || path[0] == '\0';
     s->busy_ms = CTL_STORE_BUSY_MS;
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    s->readonly = !s->memory && on_readonly_disk(path);
+    int rc;
+    if (s->readonly) {
+        /* the entries as they were, served; no write can be taken (503, -EROFS) */
+        s->path = immutable_uri(path);
+        rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        util_log(UTIL_LOG_WARNING, "store %s is on a read-only disk: its reads are served, every "
+                 "write is refused (503) until it is writable and the controller restarted", path);
+        goto opened;
+    }
+    s->path = util_xstrdup(path);
+    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(s->db, s->busy_ms);
         rc = sqlite3_exec(s->db,
@@ -238,10 +288,12 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
     if (rc == SQLITE_OK) {
         rc = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
     }
+opened:
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         sqlite3_close(s->db);
+        free(s->path);
         free(s);
         return -EIO;
     }
@@ -256,7 +308,6 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->rlock, NULL);
     pthread_cond_init(&s->rfree, NULL);
-    s->path = util_xstrdup(path);
     *pstore = s;
     return 0;
 }

@@ -21,6 +21,9 @@ struct ctl_store {
     int busy_ms;
     bool memory; /* ":memory:": one database, one connection; reads take |lock| too */
     char *path;
+    /* a store on a read-only disk: opened immutable (what is there is all there will be), every
+     * write -EROFS at once; |path| is then the file: URI the readers open too */
+    bool readonly;
     /* the readers' pool: each a read-only WAL connection, reading a snapshot of the last
      * commit while a write goes on */
     pthread_mutex_t rlock;

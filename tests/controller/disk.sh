@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A full disk (issue 19 item 6): mrc-controller's store on a small tmpfs of its own; once the
-# disk is full a write is refused 503 with a sentence and changes nothing, reads go on, the
-# writes come back when there is room again, and every acknowledged entry is there after a
-# restart. Root (a mount) or 77.
+# A full or read-only disk (issue 19 item 6): mrc-controller's store on a small tmpfs of its
+# own; once the disk is full a write is refused 503 with a sentence and changes nothing, reads
+# go on, the writes come back when there is room again, and every acknowledged entry is there
+# after a restart; then on the same disk remounted read-only: the entries served, every write
+# 503 with a sentence. Root (a mount) or 77.
 #
 # Usage: tests/controller/disk.sh BINDIR
 set -euo pipefail
@@ -67,6 +68,22 @@ start
 req GET /api/v1/denylist >/dev/null
 check '[ "$(ids)" = "$after" ] && [ "$(wc -w <<<"$after")" = 2 ]' \
     "restarted: every acknowledged entry is there ($(ids))"
-kill -TERM "$pid" && wait "$pid" || true
+check 'kill -TERM "$pid" && wait "$pid"' "and stops cleanly again"
+pid=
+# read-only: a disk cannot be remounted read-only under a file open for writing, so between
+# two runs
+mount -o remount,ro "$mnt"
+start
+s=$(req GET /api/v1/denylist)
+check '[ "$s" = 200 ] && [ "$(ids)" = "$after" ]' "on a read-only disk the entries are served ($s: $(ids))"
+s=$(req POST /api/v1/denylist '{"element": "p0-t0-0", "reason": "on a read-only disk"}')
+check '[ "$s" = 503 ] && grep -q "read-only" "$tmp/out" && grep -q "nothing was changed" "$tmp/out"' \
+    "a write on a read-only disk: 503 with a sentence ($s: $(head -c 200 "$tmp/out"))"
+s=$(req DELETE "/api/v1/denylist/${after%% *}")
+check '[ "$s" = 503 ]' "and a removal: 503 ($s)"
+s=$(req GET /api/v1/health/summary)
+check '[ "$s" = 200 ]' "health reads too ($s)"
+check 'grep -q "read-only disk" "$log"' "the log says the store is read-only"
+check 'kill -TERM "$pid" && wait "$pid"' "SIGTERM stops it cleanly on a read-only disk"
 pid=
 finish disk
