@@ -143,7 +143,8 @@ def main():
     ap.add_argument("--duration", type=float, default=600)
     ap.add_argument("--warmup", type=float, help="seconds before RSS counts (default 10 %%)")
     ap.add_argument("--rate", type=float, default=100, help="valid requests a second")
-    ap.add_argument("--topology", default=os.path.join(ROOT, "deploy/topologies/lab.json"))
+    ap.add_argument("--topology", default=os.path.join(ROOT, "deploy/topologies/full.json"),
+                    help="the fabric (default: the full one, 131,072 hosts)")
     a = ap.parse_args()
     if a.duration < 5 or a.rate <= 0:
         ap.error("want --duration of 5 s or more and a positive --rate")
