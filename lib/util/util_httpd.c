@@ -354,7 +354,7 @@ static bool client_verified(util_httpd_req *r, const char **pwhy)
     int rv = gnutls_certificate_verify_peers2((gnutls_session_t)ci->tls_session, &st);
     if (rv == GNUTLS_E_NO_CERTIFICATE_FOUND ||
         gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &(unsigned){0}) == NULL) {
-        *pwhy = "a client certificate signed by the server's client CA is needed";
+        *pwhy = "a client certificate signed by the server's client CA is needed (a client of mrcfab gives one with --client-cert FILE --client-key FILE)";
         return false;
     }
     if (rv != 0 || st != 0) {

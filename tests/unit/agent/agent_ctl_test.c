@@ -396,7 +396,9 @@ START_TEST(test_agent_ctl_sync_and_push)
         /* the agent is holding the push channel by now */
         run_for(base, 100);
         uint64_t t0 = now_ms();
-        uint64_t v = deny_add(&ctl, round == 1 ? "p1-t1-0" : "p0-t1-1");
+        /* three elements: the same entry again would be the one in force, no new version */
+        static const char *const elements[] = {"p0-t1-1", "p1-t1-0", "p1-t1-1"};
+        uint64_t v = deny_add(&ctl, elements[round]);
         want_version w = {&s, v};
         ck_assert_msg(run_until(base, has_version, &w, 1000), "version %" PRIu64 " not in 1 s", v);
         ck_assert_msg(s.deny_at - t0 < 1000, "the change took %" PRIu64 " ms", s.deny_at - t0);
