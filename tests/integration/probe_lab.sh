@@ -191,7 +191,9 @@ sleep 2
 ctl_start
 t0=$(now_ms)
 within 30 '[ -z "$(entries)" ]' || fail "entry $id was not lifted when the controller came back"
-within 5 '[ "$(loc_status verdicts)" = "[]" ]' || fail "the localizer still holds $(loc_status verdicts)"
+# the verdict goes once the lift's answer is in and no horizon selects it (a restored one waits
+# for its 32 windows of fresh evidence first): seconds more on a loaded machine
+within 20 '[ "$(loc_status verdicts)" = "[]" ]' || fail "the localizer still holds $(loc_status verdicts)"
 echo "PASS: lifted while the controller was down, entry $id gone $(($(now_ms) - t0)) ms after it came back"
 failures_before=$(loc_status failures) posts_failed_before=$(loc_status evidence failed)
 
