@@ -152,7 +152,7 @@ static void one(util_buf *b, const char *name, const char *type, const char *hel
 static void per_port(util_buf *b, const agent_metrics_snapshot *s, const char *name,
                      const char *help, const uint64_t *tx, const uint64_t *rx)
 {
-    char port[8];
+    char port[12];
     family(b, name, "counter", help);
     for (unsigned p = 0; p < s->nports; p++) {
         snprintf(port, sizeof(port), "%u", p);
@@ -164,7 +164,7 @@ static void per_port(util_buf *b, const agent_metrics_snapshot *s, const char *n
 void agent_metrics_render(const agent_metrics_snapshot *s, util_buf *b)
 {
     const agent_metrics_qp_sums *q = &s->sums;
-    char port[8];
+    char port[12];
     family(b, "mrcfab_agent_info", "gauge", "This agent: its host, version and mode (always 1).");
     sample(b, "mrcfab_agent_info",
            (label[]){{"host", s->host ? s->host : ""},

@@ -576,7 +576,7 @@ typedef struct exact_totals {
     unsigned runs, exact, found, wrong;
     double ttl[4096];
     size_t nttl;
-    char first_wrong[160];
+    char first_wrong[512];
 } exact_totals;
 
 /* Draws the losses of switch |c| (a T0 or a T1) at |p| on each directed link it ends. */

@@ -761,7 +761,7 @@ static int fab_sim_window(fab_sim *fs, uint64_t w, uint32_t a, uint32_t j, doubl
 /* What check_cable() saw: the first verdict of each kind of fault in it, and the directions
  * found. */
 typedef struct cable_seen {
-    char wrong[160];  /* a verdict that is not a direction of the cable */
+    char wrong[640];  /* a verdict that is not a direction of the cable */
     char healed[160]; /* a direction reported healed while it loses */
     int found[2];     /* U, D */
 } cable_seen;

@@ -31,7 +31,7 @@ static const char *in_dir(const char *name)
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
 {
-    char cmd[2048], line[2300];
+    char cmd[2048], line[2048 + 512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof(cmd), fmt, ap);
