@@ -136,7 +136,9 @@ static int peer_cmp(const void *a, const void *b)
 static agent_floor_peer *record(agent_floor *f, uint32_t peer)
 {
     agent_floor_peer key = {.peer = peer};
-    agent_floor_peer *r = bsearch(&key, f->peers, f->npeers, sizeof(key), peer_cmp);
+    /* bsearch wants a table even of no rows */
+    agent_floor_peer *r =
+        f->npeers ? bsearch(&key, f->peers, f->npeers, sizeof(key), peer_cmp) : NULL;
     if (r) {
         return r;
     }
