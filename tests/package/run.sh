@@ -142,8 +142,10 @@ rm -f /etc/mrcfab/topology.json /etc/mrcfab/tokens
 if deploy/lab/lab.sh -b /usr/bin -t /usr/share/mrcfab/topologies/lab.json -p "$lab_prefix" \
     -d "$lab_dir" up >"$snap/lab.log" 2>&1; then
     pass "lab.sh -b /usr/bin up: the fabric and the system on the installed programs"
-    ctl="http://[$(deploy/lab/lab.sh -p "$lab_prefix" -d "$lab_dir" addr root)]:8080"
-    export MRCFAB_TOKEN_FILE="$lab_dir/token/admin" MRCFAB_TOPOLOGY=/usr/share/mrcfab/topologies/lab.json
+    # the lab's controller, its CA and the admin's token and client certificate (TLS)
+    eval "$(deploy/lab/lab.sh -p "$lab_prefix" -d "$lab_dir" env)"
+    ctl=$MRCFAB_CONTROLLER
+    export MRCFAB_TOPOLOGY=/usr/share/mrcfab/topologies/lab.json
     check '/usr/bin/mrcctl --controller "$ctl" drain p0-t1-1 --reason "package test" >/dev/null' \
         "the installed mrcctl drains a T1 at the installed controller"
     hosts=$(for h in h0 h1 h2; do deploy/lab/lab.sh -p "$lab_prefix" -d "$lab_dir" addr $h; done |
