@@ -414,9 +414,10 @@ static int run_localize(int argc, char **argv)
         status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
         goto out;
     }
-    util_log(UTIL_LOG_NOTICE, "localizing on %s: reports at %s://%s/api/v1/reports%s%s",
-             o.topology, cert ? "https" : "http", o.listen, o.controller ? ", verdicts to " : " (no controller)",
-             o.controller ? o.controller : "");
+    /* the port line has the controller's form, so --listen ...:0 is usable by scripts and tests */
+    util_log(UTIL_LOG_NOTICE, "localizing on %s: %s port %u (%s), reports at /api/v1/reports%s%s",
+             o.topology, o.listen, probe_serve_port(http), cert ? "https" : "http",
+             o.controller ? ", verdicts to " : " (no controller)", o.controller ? o.controller : "");
     run_loop(base);
     status = 0;
 out:

@@ -45,9 +45,10 @@ if check '[ -n "$cport" ] && curl -sf "http://127.0.0.1:$cport/metrics" >"$tmp/c
     awk '!/^#/ {sub(/[{ ].*/, ""); print}' "$tmp/ctl.prom" >>"$tmp/names"
     cat "$tmp/ctl.prom" >>"$tmp/samples"
 fi
-lport=$((20000 + $$ % 20000))
-"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:$lport" --open >"$tmp/loc.log" 2>&1 &
+: >"$tmp/loc.log"
+"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:0" --open >"$tmp/loc.log" 2>&1 &
 pids+=($!)
+lport=$(served_port "$tmp/loc.log" "${pids[-1]}") || lport=0
 code=000
 for _ in $(seq 100); do
     code=$(curl -s -o "$tmp/loc.prom" -w '%{http_code}' "http://127.0.0.1:$lport/metrics" || true)

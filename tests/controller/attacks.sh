@@ -35,7 +35,7 @@ start() {
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --max-wait 30 --web '' "$@" 2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid") || exit 1
+    port=$(served_port "$log" "$pid") || exit 1
 }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
@@ -126,11 +126,12 @@ wait "$pid" || true
 pid=
 
 # the localizer: one 300 MiB body announced without a token
-lport=$((30000 + $$ % 20000))
 (umask 077 && echo "node-token-h0-0123456789 prober h0" >"$tmp/rtokens")
-"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:$lport" \
+: >"$tmp/loc.log"
+"$bin/mrc-probe" localize --topology "$topo" --listen "127.0.0.1:0" \
     --report-tokens "$tmp/rtokens" >"$tmp/loc.log" 2>&1 &
 lpid=$!
+lport=$(served_port "$tmp/loc.log" "$lpid") || exit 1
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$lport/api/v1/status" >/dev/null && break; sleep 0.05; done
 before=$(rss "$lpid")
 read -r codes took during < <(attack "$lport" 1 "$lpid" \

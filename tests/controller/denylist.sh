@@ -33,7 +33,7 @@ start() {
     "$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$tmp/c.db" \
         --tokens "$tmp/tokens" --listen 127.0.0.1:0 --floor 0 --web '' "$@" 2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid") || exit 1
+    port=$(served_port "$log" "$pid") || exit 1
     base=http://127.0.0.1:$port
 }
 stop() { kill -TERM "$pid"; wait "$pid" || true; pid=; }

@@ -35,7 +35,7 @@ start() {
     "$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$mnt/c.db" \
         --tokens "$tmp/tokens" --listen 127.0.0.1:0 --floor 0 --web '' 2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid") || exit 1
+    port=$(served_port "$log" "$pid") || exit 1
 }
 req() { # METHOD PATH [BODY]: the status; the body in $tmp/out
     curl -s -o "$tmp/out" -w '%{http_code}' -X "$1" -H "Authorization: Bearer tok-operator-0000000001" \

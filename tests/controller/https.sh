@@ -49,7 +49,7 @@ start() {
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 --floor 0 --cert "$1" --key "$2" 2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid" https) || exit 1
+    port=$(served_port "$log" "$pid" https) || exit 1
 }
 stop() {
     kill -TERM "$pid"

@@ -38,7 +38,7 @@ start() {
         --listen 127.0.0.1:0 --max-body 4096 --max-wait 5 --floor 0 --web "$tmp/web" "$@" \
         2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid") || exit 1
+    port=$(served_port "$log" "$pid") || exit 1
     base=http://127.0.0.1:$port
 }
 stop() {

@@ -94,7 +94,7 @@ topo=$root/deploy/topologies/lab.json
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
     --listen 127.0.0.1:0 --floor 0 2>"$tmp/log" &
 pid=$!
-port=$(ctl_port "$tmp/log" "$pid") || exit 1
+port=$(served_port "$tmp/log" "$pid") || exit 1
 base=http://127.0.0.1:$port
 
 export MRCFAB_CONTROLLER=$base
@@ -735,7 +735,7 @@ check '[ $rc = 1 ] && err_is "timed out" && [ $t -ge 9 ] && [ $t -le 13 ]' "a co
     --listen 127.0.0.1:0 2>"$tmp/log2" &
 fakes+=($!)
 disown
-port2=$(ctl_port "$tmp/log2") || exit 1
+port2=$(served_port "$tmp/log2") || exit 1
 floor=(--controller "http://127.0.0.1:$port2")
 # a fabric nobody has reported on, with nothing denied: no data anywhere, nothing wrong
 reader "${floor[@]}" health problems

@@ -35,7 +35,7 @@ log=$tmp/log
 "$bin/mrc-controller" --topology "$root/deploy/topologies/lab.json" --db "$tmp/c.db" \
     --tokens "$tmp/tokens" --listen 127.0.0.1:0 --max-wait 5 --floor 0 --web "$tmp/web" 2>"$log" &
 pid=$!
-port=$(ctl_port "$log" "$pid") || exit 1
+port=$(served_port "$log" "$pid") || exit 1
 base=http://127.0.0.1:$port
 token() { awk -v r="$1" '$2 == r {print $1}' "$tmp/tokens"; }
 name() { awk -v r="$1" '$2 == r {print $3}' "$tmp/tokens"; }

@@ -65,7 +65,7 @@ log=$tmp/ctl.log
 "$bin/mrc-controller" --topology "$topo" --db "$tmp/c.db" --tokens "$tmp/tokens" \
     --listen 127.0.0.1:0 --cert "$tmp/ctl.pem" --key "$tmp/ctl.key" ${extra[@]+"${extra[@]}"} 2>"$log" &
 ctl_pid=$!
-port=$(ctl_port "$log" "$ctl_pid" https) || exit 1
+port=$(served_port "$log" "$ctl_pid" https) || exit 1
 
 # A server that takes every protocol and cipher this openssl has, with the same certificate:
 # what it takes, the client offered.

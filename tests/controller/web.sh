@@ -52,7 +52,7 @@ start() {
     "$bin/mrc-controller" --topology "$topo" --db "$tmp/ctl.db" --tokens "$tmp/tokens" \
         --listen 127.0.0.1:0 "$@" 2>"$log" &
     pid=$!
-    port=$(ctl_port "$log" "$pid") || exit 1
+    port=$(served_port "$log" "$pid") || exit 1
     base=http://127.0.0.1:$port
 }
 stop() {

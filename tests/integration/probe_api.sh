@@ -14,8 +14,9 @@ bin=${1:?usage: probe_api.sh BINDIR [TOPOLOGY]}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 topo=${2:-$root/deploy/topologies/lab.json}
 work=$(mktemp -d)
-port=$((30000 + $$ % 20000))
 pid=
+# shellcheck source=tests/check.sh
+source "$root/tests/check.sh" # served_port; this script stops at its first failure (fail below)
 command -v promtool >/dev/null || { echo "FAIL: no promtool (deploy/install-deps.sh installs it)"; exit 1; }
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
@@ -35,9 +36,11 @@ fail() {
     echo "reader-token-0123456789 reader grafana"
 } >"$work/tokens"
 chmod 600 "$work/tokens" # a tokens file only its owner can read
-"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:$port" --window-ms 1000 \
+: >"$work/localize.log"
+"$bin/mrc-probe" localize --topology "$topo" --listen "[::1]:0" --window-ms 1000 \
     --report-tokens "$work/tokens" >"$work/localize.log" 2>&1 &
 pid=$!
+port=$(served_port "$work/localize.log" "$pid") || exit 1
 url="http://[::1]:$port/api/v1"
 for _ in $(seq 50); do curl -sf "$url/status" >/dev/null && break; sleep 0.1; done
 sleep 1.1 # the localizer begins with the next window

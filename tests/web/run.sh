@@ -70,7 +70,7 @@ log=$tmp/controller.log
 pid=$!
 # shellcheck source=tests/controller/ctl_common.sh
 source "$root/tests/controller/ctl_common.sh"
-port=$(ctl_port "$log" "$pid") || exit 1
+port=$(served_port "$log" "$pid") || exit 1
 base=http://127.0.0.1:$port
 
 # the controller serves the dashboard itself: the page under test is the real web/ folder
