@@ -20,6 +20,8 @@ packages+=(prometheus)
 packages+=(chromium)
 # yanglint checks the SONiC render against SONiC's YANG model (tests/cli/render_consumers.sh)
 packages+=(libyang2-tools)
+# high availability (--etcd): the members of the HA tests and the lab's `up --ha`
+packages+=(etcd-server etcd-client)
 # npm runs the schema validators; a machine that already has Node.js keeps its own
 if ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
@@ -43,4 +45,8 @@ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # the prometheus package starts a server on :9090 where systemd runs: only promtool is wanted
 if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
     systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
+# likewise etcd-server's default member on 127.0.0.1:2379: the tests start their own
+if [[ " ${missing[*]} " == *" etcd-server "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now etcd.service >/dev/null 2>&1 || true
 fi
