@@ -434,7 +434,7 @@ static void get_denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     }
     /* the version first: a change after it moves the version past it, so a client that
      * compares never takes stale entries for new */
-    int64_t version = ctl_store_version(c->store), next = 0;
+    int64_t epoch = ctl_store_epoch(c->store), version = ctl_store_version(c->store), next = 0;
     json_object *entries = paged ? ctl_store_deny_page(c->store, (int64_t)after,
                                                        (unsigned)limit, &next)
                                  : ctl_store_deny_list(c->store);
@@ -444,6 +444,8 @@ static void get_denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
     }
     json_object *j = json_object_new_object();
     json_object_object_add(j, "version", json_object_new_int64(version));
+    /* the leader that wrote it: a client orders views by (epoch, version) */
+    json_object_object_add(j, "epoch", json_object_new_int64(epoch));
     json_object_object_add(j, "entries", entries);
     if (paged) {
         json_object_object_add(j, "next", next ? json_object_new_int64(next) : NULL);
@@ -525,9 +527,12 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         send_body(r, 409, "application/problem+json", j);
     } else {
         d.forced = br.below_floor > 0;
-        int rv = ctl_store_deny_add(c->store, &d);
+        char why2[512];
+        int rv = ctl_change_add(c, &d, why2, sizeof(why2));
         if (rv == -EDQUOT) {
             bound_refused(q, r, max);
+        } else if (rv == -EPERM || rv == -EAGAIN) {
+            ctl_api_problem(r, 503, q->path, "%s; the entry was not committed", why2);
         } else if (rv != 0) {
             ctl_api_problem(r, 503, q->path, "%s; the entry was not committed; nothing was changed",
                             ctl_store_strerror(rv));
@@ -538,6 +543,80 @@ static void denylist(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         }
     }
     pthread_mutex_unlock(&deny_lock);
+}
+
+int ctl_change_add(ctl_ctx *c, ctl_deny *d, char *err, size_t errlen)
+{
+    if (!c->ha) {
+        return ctl_store_deny_add(c->store, d);
+    }
+    if (c->max_entries && ctl_store_deny_count(c->store) >= c->max_entries) {
+        return -EDQUOT;
+    }
+    ctl_change ch = {.op = CTL_CHANGE_ADD, .entry = *d};
+    int rv = ctl_ha_commit(c->ha, &ch, err, errlen);
+    if (rv == 0) {
+        *d = ch.entry;
+    } else if (rv == -EAGAIN) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, errlen, "etcd cannot commit changes now (%s)", why);
+    } else if (rv == -EPERM) {
+        snprintf(err, errlen, "this controller has just lost the lead; retry at the leader");
+    }
+    return rv;
+}
+
+int ctl_change_del(ctl_ctx *c, int64_t id, const char *actor, const char *source, char *err,
+                   size_t errlen)
+{
+    if (!c->ha) {
+        return ctl_store_deny_del_if(c->store, id, actor, source);
+    }
+    /* the owner checked on the leader's store, which holds the log's every change: a removal
+     * racing it fails the version's compare in etcd */
+    json_object *e = ctl_store_deny_get(c->store, id), *src = NULL;
+    if (!e) {
+        return -ENOENT;
+    }
+    bool other = source && json_object_object_get_ex(e, "source", &src) &&
+                 strcmp(json_object_get_string(src), source) != 0;
+    json_object_put(e);
+    if (other) {
+        return -EPERM;
+    }
+    ctl_change ch = {.op = CTL_CHANGE_REMOVE, .id = id};
+    snprintf(ch.actor, sizeof(ch.actor), "%s", actor);
+    int rv = ctl_ha_commit(c->ha, &ch, err, errlen);
+    if (rv == -EAGAIN) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, errlen, "etcd cannot commit changes now (%s)", why);
+    } else if (rv == -EPERM) {
+        snprintf(err, errlen, "this controller has just lost the lead; retry at the leader");
+        rv = -ENOTCONN; /* not the caller's permission */
+    }
+    return rv;
+}
+
+int ctl_change_tick(ctl_ctx *c, int64_t now)
+{
+    if (!c->ha) {
+        return ctl_store_window_tick(c->store, now);
+    }
+    /* the leader ticks for all, and only when a window starts or ends */
+    int n = ctl_store_window_due(c->store, now);
+    if (n <= 0 || !ctl_ha_leading(c->ha)) {
+        return n < 0 ? n : 0;
+    }
+    ctl_change ch = {.op = CTL_CHANGE_TICK};
+    char err[512];
+    int rv = ctl_ha_commit(c->ha, &ch, err, sizeof(err));
+    if (rv != 0) {
+        util_log(UTIL_LOG_WARNING, "a maintenance window's tick was not committed: %s", err);
+        return 0;
+    }
+    return n;
 }
 
 void ctl_api_denylist_changed(ctl_ctx *c)
@@ -575,7 +654,12 @@ static void deny_one(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *idte
     ctl_own own;
     bool probers_only = ctl_roles_own(q->method, q->path, q->who->role, &own) &&
                         own == CTL_OWN_PROBER;
-    int rv = ctl_store_deny_del_if(c->store, id, q->who->name, probers_only ? "prober" : NULL);
+    char why[512];
+    int rv = ctl_change_del(c, id, q->who->name, probers_only ? "prober" : NULL, why, sizeof(why));
+    if (rv == -EAGAIN || rv == -ENOTCONN) {
+        ctl_api_problem(r, 503, q->path, "%s; the removal was not committed", why);
+        return;
+    }
     if (rv == -EPERM) {
         ctl_api_problem(r, 403, q->path,
                         "the %s role of '%s' may remove only prober entries, and entry %lld is an "
@@ -817,6 +901,21 @@ static void get_health(ctl_ctx *c, const ctl_req *q, ctl_resp *r, const char *wh
                                          : ctl_health_switches(c->health, &f, now));
 }
 
+/* GET /api/v1/cluster: the controllers, which leads, and this one's part */
+static void get_cluster(ctl_ctx *c, ctl_resp *r)
+{
+    if (c->ha) {
+        send_json(r, 200, ctl_ha_cluster_json(c->ha));
+        return;
+    }
+    json_object *j = json_object_new_object(), *self = json_object_new_object();
+    json_object_object_add(self, "role", json_object_new_string("alone"));
+    json_object_object_add(j, "self", self);
+    json_object_object_add(j, "leader", NULL);
+    json_object_object_add(j, "members", json_object_new_array());
+    send_json(r, 200, j);
+}
+
 /* GET /api/v1/whoami: the token's holder and role, for a client to show only what it may do
  * (every change is still checked against the role). */
 static void get_whoami(const ctl_req *q, ctl_resp *r)
@@ -926,6 +1025,8 @@ void ctl_api_handle(ctl_ctx *c, const ctl_req *q, ctl_resp *r)
         ctl_api_problem(r, 405, p, "%s takes GET only", p);
     } else if (strcmp(rest, "whoami") == 0) {
         get_whoami(q, r);
+    } else if (strcmp(rest, "cluster") == 0) {
+        get_cluster(c, r);
     } else if (strcmp(rest, "probers") == 0) {
         get_probers(c, q, r);
     } else if (strcmp(rest, "config") == 0) {

@@ -12,6 +12,7 @@
 
 #include "ctl_agents.h"
 #include "ctl_blast.h"
+#include "ctl_ha.h"
 #include "ctl_health.h"
 #include "ctl_profile.h"
 #include "ctl_roles.h"
@@ -37,6 +38,7 @@ typedef struct ctl_ctx {
     ctl_health *health;
     ctl_agents *agents; /* NULL: the agent resources answer 503 */
     ctl_seen *seen;     /* each token's last request; NULL: /api/v1/probers answers 503 */
+    ctl_ha *ha;         /* NULL: a controller alone, its store the truth */
     ctl_blast *blast;
     ctl_profile_cfg profile;
     double floor; /* the capacity share a denylist entry may not cut any host pair below */
@@ -80,6 +82,14 @@ void ctl_api_handle(ctl_ctx *ctx, const ctl_req *req, ctl_resp *resp);
 /* After a committed change of the denylist (an entry added or removed, a window begun or
  * ended): the health views take the entries in force, and the push channel wakes. */
 void ctl_api_denylist_changed(ctl_ctx *ctx);
+/* The denylist's changes, through etcd when the controller is one of several (ctx->ha), else
+ * into the store: 0, or what ctl_store_deny_add, ctl_store_deny_del_if and
+ * ctl_store_window_tick return, and -EPERM (ha: not the leader) or -EAGAIN (ha: etcd cannot
+ * commit) with a sentence in |err|. */
+int ctl_change_add(ctl_ctx *ctx, ctl_deny *d, char *err, size_t errlen);
+int ctl_change_del(ctl_ctx *ctx, int64_t id, const char *actor, const char *source, char *err,
+                   size_t errlen);
+int ctl_change_tick(ctl_ctx *ctx, int64_t now);
 /* A problem document into |resp|. */
 void ctl_api_problem(ctl_resp *resp, int status, const char *instance, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

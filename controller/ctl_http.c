@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "ctl_http.h"
+#include "util_peers.h"
 #include "ctl_roles.h"
 #include "ctl_web.h"
 #include "util_httpd.h"
@@ -86,7 +87,9 @@ static void push_answer(ctl_http *h, util_httpd_req *req)
 {
     ctl_resp r = {.status = 200, .ctype = "application/json"};
     char buf[48];
-    snprintf(buf, sizeof(buf), "{\"version\":%lld}", (long long)ctl_store_version(h->ctx->store));
+    long long epoch = (long long)ctl_store_epoch(h->ctx->store);
+    snprintf(buf, sizeof(buf), "{\"version\":%lld,\"epoch\":%lld}",
+             (long long)ctl_store_version(h->ctx->store), epoch);
     r.body = util_xstrdup(buf);
     r.len = strlen(buf);
     send_any(req, &r, false);
@@ -171,6 +174,50 @@ static void metrics(ctl_http *h, util_httpd_req *req)
     util_httpd_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.s, b.len, NULL);
 }
 
+/* What only the leader does: every change, the reports it computes health from, and the
+ * views of that health and of the agents that registered with it */
+static bool leader_only(const char *method, const char *path)
+{
+    if (strncmp(path, "/api/v1/", 8) != 0) {
+        return false;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        return true;
+    }
+    return strncmp(path, "/api/v1/health", 14) == 0 || strncmp(path, "/api/v1/agents", 14) == 0 ||
+           strcmp(path, "/api/v1/probers") == 0;
+}
+
+/* A follower's answer: 307 to the leader (the same method, path, query and body), or 503 when
+ * none is known (an election under way, or etcd out of reach) */
+static void to_leader(ctl_http *h, util_httpd_req *req)
+{
+    char leader[512];
+    int64_t epoch;
+    ctl_ha_leader(h->ctx->ha, leader, sizeof(leader), &epoch);
+    if (!leader[0]) {
+        const char *hdr[] = {"Retry-After", "1", NULL};
+        util_buf b = {0};
+        util_buf_printf(&b, "{\"type\":\"about:blank\",\"title\":\"no leader\",\"status\":503,"
+                        "\"detail\":\"no controller leads at the moment (an election, or etcd out "
+                        "of reach); reads are served; retry in a second\"}");
+        util_httpd_respond(req, 503, "application/problem+json", b.s, b.len, hdr);
+        return;
+    }
+    char *query = util_httpd_req_query(req);
+    util_buf loc = {0}, b = {0};
+    util_buf_printf(&loc, "%s%s%s", leader, util_httpd_req_path(req), query);
+    free(query);
+    util_buf_printf(&b, "{\"type\":\"about:blank\",\"title\":\"not the leader\",\"status\":307,"
+                    "\"detail\":\"this controller follows; the leader (epoch %lld) takes it\","
+                    "\"leader\":", (long long)epoch);
+    util_buf_json_str(&b, leader);
+    util_buf_printf(&b, "}");
+    const char *hdr[] = {"Location", loc.s, UTIL_PEERS_LEADER_HEADER, leader, NULL};
+    util_httpd_respond(req, 307, "application/problem+json", b.s, b.len, hdr);
+    free(loc.s);
+}
+
 static void handle(void *user, util_httpd_req *req)
 {
     ctl_http *h = user;
@@ -198,6 +245,10 @@ static void handle(void *user, util_httpd_req *req)
         /* no token: the page holds no data, and every API call it makes needs one */
         ctl_web_serve(h->cfg.web_dir, method, url, &r);
         send_any(req, &r, true);
+        return;
+    }
+    if (h->ctx->ha && leader_only(method, url) && !ctl_ha_leading(h->ctx->ha)) {
+        to_leader(h, req);
         return;
     }
     if (strcmp(url, PUSH_PATH) == 0 && strcmp(method, "GET") == 0) {

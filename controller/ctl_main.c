@@ -19,12 +19,59 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key, *client_ca, *cc, *web, *log;
+    char *etcd, *etcd_prefix, *name, *advertise;
+    uint64_t lease_ttl;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval,
         history_days, max_entries;
     uint64_t request_timeout, per_client, max_waiting, rate_limit, rate_burst;
     uint64_t port_gbps, base_rtt_ns, mtu;
     bool trimming;
 } o;
+
+static void ha_changed(void *user)
+{
+    ctl_api_denylist_changed(user);
+}
+
+/* One of several controllers (--etcd): named, and reachable at its advertised URL */
+static int start_ha(ctl_ctx *ctx, ctl_http *http, bool tls, char *err, size_t errlen)
+{
+    char name[256], url[512];
+    if (o.name && o.name[0]) {
+        snprintf(name, sizeof(name), "%s", o.name);
+    } else if (gethostname(name, sizeof(name)) != 0) {
+        snprintf(name, sizeof(name), "controller");
+    }
+    if (o.advertise && o.advertise[0]) {
+        snprintf(url, sizeof(url), "%s", o.advertise);
+    } else {
+        /* the host of --listen and the port it got; a wildcard address is nobody's URL */
+        const char *colon = strrchr(o.listen, ':');
+        size_t hlen = colon ? (size_t)(colon - o.listen) : strlen(o.listen);
+        if ((hlen == 7 && strncmp(o.listen, "0.0.0.0", 7) == 0) ||
+            (hlen == 4 && strncmp(o.listen, "[::]", 4) == 0) || hlen == 0) {
+            snprintf(err, errlen, "--listen %s is no address a client can reach: give --advertise "
+                     "URL", o.listen);
+            return -EINVAL;
+        }
+        snprintf(url, sizeof(url), "%s://%.*s:%u", tls ? "https" : "http", (int)hlen, o.listen,
+                 ctl_http_port(http));
+    }
+    ctl_ha_cfg hc = {.etcd = o.etcd,
+                     .prefix = o.etcd_prefix,
+                     .name = name,
+                     .url = url,
+                     .ttl_s = (unsigned)o.lease_ttl,
+                     .store = ctx->store,
+                     .changed = ha_changed,
+                     .user = ctx};
+    int rv = ctl_ha_start(&hc, &ctx->ha, err, errlen);
+    if (rv == 0) {
+        util_log(UTIL_LOG_NOTICE, "one of several controllers: %s at %s, through etcd %s", name,
+                 url, o.etcd);
+    }
+    return rv;
+}
 
 /* The dashboard's folder when --web is not given: share/mrcfab/web of the install prefix. */
 static char web_default[4096];
@@ -61,6 +108,11 @@ static const util_opt opts[] = {
     UTIL_OPT_BASE_RTT_NS(&o.base_rtt_ns),
     UTIL_OPT_MTU(&o.mtu),
     {.name = "trimming", .kind = UTIL_OPT_BOOL, .def = "true", .dest = &o.trimming, .help = "the switches trim packets instead of dropping them"},
+    {.name = "etcd", .kind = UTIL_OPT_STR, .dest = &o.etcd, .arg = "URLS", .help = "etcd members' client URLs, comma-separated: one of several controllers, the leader elected through etcd (docs/ha.md)"},
+    {.name = "etcd-prefix", .kind = UTIL_OPT_STR, .def = "/mrcfab/", .dest = &o.etcd_prefix, .arg = "KEY", .help = "with --etcd: the keys' prefix, one per fabric"},
+    {.name = "name", .kind = UTIL_OPT_STR, .dest = &o.name, .arg = "NAME", .help = "with --etcd: this controller's name among them (default: the host name)"},
+    {.name = "advertise", .kind = UTIL_OPT_STR, .dest = &o.advertise, .arg = "URL", .help = "with --etcd: the base URL clients reach this controller at (default: from --listen)"},
+    {.name = "lease-ttl", .kind = UTIL_OPT_UINT, .def = "3", .min = 2, .max = 60, .dest = &o.lease_ttl, .arg = "S", .help = "with --etcd: the leader's lease; a leader cut off from etcd stops leading within it"},
     {.name = "web", .kind = UTIL_OPT_STR, .def = web_default, .dest = &o.web, .arg = "DIR", .help = "folder of the dashboard's files, served at / and /ui/ without a token ('': none)"},
     UTIL_OPT_LOG(&o.log),
     UTIL_OPT_END,
@@ -250,6 +302,11 @@ int main(int argc, char **argv)
         util_log(UTIL_LOG_ERR, "%s", err);
         goto out;
     }
+    if (o.etcd && o.etcd[0] && start_ha(ctx, http, cert != NULL, err, sizeof(err)) != 0) {
+        util_log(UTIL_LOG_ERR, "%s", err);
+        status = UTIL_EXIT_USAGE;
+        goto out;
+    }
     window = ctl_window_start(ctx);
     util_log(UTIL_LOG_NOTICE,
              "serving %s (%u hosts, %u switches, denylist version %lld) on %s port %u (%s) "
@@ -263,6 +320,7 @@ int main(int argc, char **argv)
     status = 0;
 out:
     ctl_window_stop(window);
+    ctl_ha_stop(ctx->ha); /* resigns: another leads at once */
     ctl_http_stop(http);
     ctl_agents_free(ctx->agents);
     ctl_seen_free(ctx->seen);

@@ -52,6 +52,7 @@ static const ctl_route table[] = {
     GET_ALL("/api/v1/hosts/{name}/profile", "a host's profile"),
     GET_ALL("/api/v1/config", "the options in effect"),
     GET_ALL("/api/v1/whoami", "the token's name and role"),
+    GET_ALL("/api/v1/cluster", "the controllers, their leader and its epoch"),
     GET_ALL("/api/v1/probers", "the prober and localizer tokens' last requests"),
     {"GET", "/metrics", NULL, OPEN, 0, CTL_OWN_NONE, "Prometheus text"},
     {"GET", "/", NULL, OPEN, 0, CTL_OWN_NONE, "the dashboard's index.html"},

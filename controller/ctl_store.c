@@ -41,6 +41,11 @@ static const char *const schema =
     " loss REAL NOT NULL, state INTEGER NOT NULL, PRIMARY KEY (element, time)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS history_time ON history (time);";
 
+static int deny_add(ctl_store *s, ctl_deny *d, const ctl_change *at);
+static int deny_del(ctl_store *s, int64_t id, const char *actor, const char *source,
+                    const ctl_change *at);
+static int window_tick(ctl_store *s, int64_t now, const ctl_change *at);
+
 int64_t ctl_now_ms(void)
 {
     struct timespec ts;
@@ -333,7 +338,7 @@ static int exec(ctl_store *s, const char *sql)
     return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : ctl_store_errno(s->db);
 }
 
-static int audit(ctl_store *s, const char *actor, const char *action, int64_t entry,
+static int audit(ctl_store *s, int64_t time, const char *actor, const char *action, int64_t entry,
                  const char *detail)
 {
     sqlite3_stmt *st;
@@ -342,7 +347,7 @@ static int audit(ctl_store *s, const char *actor, const char *action, int64_t en
                            "INSERT INTO audit (time, actor, action, entry, detail) "
                            "VALUES (?, ?, ?, ?, ?)",
                            -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, ctl_now_ms());
+        sqlite3_bind_int64(st, 1, time);
         sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, entry);
@@ -353,9 +358,29 @@ static int audit(ctl_store *s, const char *actor, const char *action, int64_t en
     return rv;
 }
 
-static int bump(ctl_store *s)
+static int set_meta(ctl_store *s, const char *key, int64_t value)
 {
-    return exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'version'");
+    sqlite3_stmt *st;
+    int rv = -EIO;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES (?, ?)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, value);
+        rv = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}
+
+/* The next version: one more, or a replicated change's own version and epoch (ctl_store_apply) */
+static int bump(ctl_store *s, const ctl_change *at)
+{
+    if (!at) {
+        return exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'version'");
+    }
+    return set_meta(s, "version", at->version) == 0 && set_meta(s, "epoch", at->epoch) == 0
+               ? 0
+               : -EIO;
 }
 
 json_object *ctl_deny_json(const ctl_deny *d, int64_t now)
@@ -397,15 +422,21 @@ size_t ctl_store_deny_count(ctl_store *s)
 
 int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
 {
+    d->created = ctl_now_ms();
+    return deny_add(s, d, NULL);
+}
+
+/* |at| NULL: a new id and the next version; else the change's id, version and epoch */
+static int deny_add(ctl_store *s, ctl_deny *d, const ctl_change *at)
+{
     sqlite3_stmt *st = NULL;
     int rv = ctl_store_wlock(s);
     if (rv != 0) {
         return rv;
     }
     rv = -EIO;
-    d->created = ctl_now_ms();
     /* under the lock, so that adds racing past a check outside cannot go over the bound */
-    if (s->max_deny && atomic_load(&s->ndeny) >= s->max_deny) {
+    if (!at && s->max_deny && atomic_load(&s->ndeny) >= s->max_deny) {
         rv = -EDQUOT;
         goto out;
     }
@@ -416,9 +447,14 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     rv = -EIO;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO denylist (element, scope, reason, source, author, "
-                           "created, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           "created, start, end, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            -1, &st, NULL) != SQLITE_OK) {
         goto rollback;
+    }
+    if (at) {
+        sqlite3_bind_int64(st, 9, d->id);
+    } else {
+        sqlite3_bind_null(st, 9);
     }
     sqlite3_bind_text(st, 1, d->element, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, d->scope, -1, SQLITE_STATIC);
@@ -436,9 +472,9 @@ int ctl_store_deny_add(ctl_store *s, ctl_deny *d)
     if (d->forced) {
         json_object_object_add(j, "forced", json_object_new_boolean(true));
     }
-    int a = audit(s, d->author, "add", d->id, json_object_to_json_string(j));
+    int a = audit(s, d->created, d->author, "add", d->id, json_object_to_json_string(j));
     json_object_put(j);
-    if (a != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
+    if (a != 0 || bump(s, at) != 0 || exec(s, "COMMIT") != 0) {
         goto rollback;
     }
     atomic_fetch_add(&s->ndeny, 1);
@@ -460,6 +496,12 @@ int ctl_store_deny_del(ctl_store *s, int64_t id, const char *actor)
 }
 
 int ctl_store_deny_del_if(ctl_store *s, int64_t id, const char *actor, const char *source)
+{
+    return deny_del(s, id, actor, source, NULL);
+}
+
+static int deny_del(ctl_store *s, int64_t id, const char *actor, const char *source,
+                    const ctl_change *at)
 {
     sqlite3_stmt *st = NULL;
     int rv = ctl_store_wlock(s);
@@ -500,7 +542,8 @@ int ctl_store_deny_del_if(ctl_store *s, int64_t id, const char *actor, const cha
     if (sqlite3_step(st) != SQLITE_DONE) {
         goto rollback;
     }
-    if (audit(s, actor, "remove", id, "{}") != 0 || bump(s) != 0 || exec(s, "COMMIT") != 0) {
+    if (audit(s, at ? at->time : ctl_now_ms(), actor, "remove", id, "{}") != 0 ||
+        bump(s, at) != 0 || exec(s, "COMMIT") != 0) {
         goto rollback;
     }
     atomic_fetch_sub(&s->ndeny, 1);
@@ -752,6 +795,11 @@ json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
 
 int ctl_store_window_tick(ctl_store *s, int64_t now)
 {
+    return window_tick(s, now, NULL);
+}
+
+static int window_tick(ctl_store *s, int64_t now, const ctl_change *at)
+{
     sqlite3_stmt *st = NULL, *up = NULL;
     int n = 0, rv = -EIO;
     rv = ctl_store_wlock(s);
@@ -777,7 +825,7 @@ int ctl_store_window_tick(ctl_store *s, int64_t now)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         bool starts = sqlite3_column_int(st, 1) != 0;
-        if (audit(s, "controller", starts ? "window start" : "window end",
+        if (audit(s, now, "controller", starts ? "window start" : "window end",
                   sqlite3_column_int64(st, 0), "{}") != 0) {
             goto rollback;
         }
@@ -789,7 +837,9 @@ int ctl_store_window_tick(ctl_store *s, int64_t now)
         goto rollback;
     }
     sqlite3_bind_int64(up, 1, now);
-    if (sqlite3_step(up) != SQLITE_DONE || (n && bump(s) != 0) || exec(s, "COMMIT") != 0) {
+    /* a replicated tick bumps the version as the leader's did, even with nothing here */
+    if (sqlite3_step(up) != SQLITE_DONE || ((n || at) && bump(s, at) != 0) ||
+        exec(s, "COMMIT") != 0) {
         goto rollback;
     }
     rv = n;
@@ -873,4 +923,151 @@ int ctl_store_agent_all(ctl_store *s,
     sqlite3_finalize(st);
     ctl_store_rput(s, db);
     return rv;
+}
+
+int ctl_store_apply(ctl_store *s, const ctl_change *c)
+{
+    if (c->version <= ctl_store_version(s)) {
+        return 1; /* applied already: a replica reads a change again after a restart */
+    }
+    switch (c->op) {
+    case CTL_CHANGE_ADD: {
+        ctl_deny d = c->entry;
+        return deny_add(s, &d, c);
+    }
+    case CTL_CHANGE_REMOVE: {
+        /* removed here already (a resync came first) is no fault: the version moves on */
+        int rv = deny_del(s, c->id, c->actor, NULL, c);
+        return rv == -ENOENT ? ctl_store_resync_version(s, c->version, c->epoch) : rv;
+    }
+    case CTL_CHANGE_TICK:
+        return window_tick(s, c->time, c) < 0 ? -EIO : 0;
+    }
+    return -EINVAL;
+}
+
+int ctl_store_resync_version(ctl_store *s, int64_t version, int64_t epoch)
+{
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    ctl_change at = {.version = version, .epoch = epoch};
+    rv = bump(s, &at);
+    ctl_store_wunlock(s);
+    return rv;
+}
+
+int64_t ctl_store_epoch(ctl_store *s)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return 0;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'epoch'", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    ctl_store_rput(s, db);
+    return v;
+}
+
+int ctl_store_resync(ctl_store *s, const ctl_deny *v, size_t n, int64_t version, int64_t epoch,
+                     int64_t window_tick)
+{
+    sqlite3_stmt *st = NULL;
+    int rv = ctl_store_wlock(s);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = exec(s, "BEGIN IMMEDIATE");
+    if (rv != 0) {
+        goto out;
+    }
+    rv = -EIO;
+    if (exec(s, "DELETE FROM denylist") != 0 ||
+        sqlite3_prepare_v2(s->db,
+                           "INSERT INTO denylist (id, element, scope, reason, source, author, "
+                           "created, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        goto rollback;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, v[i].id);
+        sqlite3_bind_text(st, 2, v[i].element, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, v[i].scope, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, v[i].reason, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, v[i].source, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, v[i].author, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 7, v[i].created);
+        sqlite3_bind_int64(st, 8, v[i].start);
+        sqlite3_bind_int64(st, 9, v[i].end);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            goto rollback;
+        }
+    }
+    char detail[96];
+    snprintf(detail, sizeof(detail), "{\"entries\":%zu,\"version\":%lld,\"epoch\":%lld}", n,
+             (long long)version, (long long)epoch);
+    ctl_change at = {.version = version, .epoch = epoch};
+    if (audit(s, ctl_now_ms(), "etcd", "resync", 0, detail) != 0 || bump(s, &at) != 0 ||
+        set_meta(s, "window_tick", window_tick) != 0 || exec(s, "COMMIT") != 0) {
+        goto rollback;
+    }
+    atomic_store(&s->ndeny, n);
+    rv = 0;
+    goto out;
+rollback:
+    rv = rv == -EIO ? ctl_store_errno(s->db) : rv;
+    exec(s, "ROLLBACK");
+out:
+    sqlite3_finalize(st);
+    ctl_store_wunlock(s);
+    return rv;
+}
+
+int ctl_store_window_due(ctl_store *s, int64_t now)
+{
+    sqlite3_stmt *st;
+    int n = -EIO;
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return -EIO;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT COUNT(*) FROM denylist, "
+                           "(SELECT value AS t FROM meta WHERE key = 'window_tick') WHERE "
+                           "(start > t AND start <= ?1) OR (end > t AND end <= ?1)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, now);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            n = sqlite3_column_int(st, 0);
+        }
+    }
+    sqlite3_finalize(st);
+    ctl_store_rput(s, db);
+    return n;
+}
+
+int64_t ctl_store_window_last(ctl_store *s)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    sqlite3 *db = ctl_store_rget(s);
+    if (!db) {
+        return 0;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'window_tick'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    ctl_store_rput(s, db);
+    return v;
 }

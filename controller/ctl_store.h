@@ -24,6 +24,17 @@ typedef struct ctl_deny {
     bool forced; /* added over the capacity floor; the audit record says so */
 } ctl_deny;
 
+/* One change of the denylist as a leader decided it and etcd committed it, for each replica to
+ * apply (ctl_ha.c): its version, the epoch of the leader that wrote it, and when. */
+typedef enum ctl_change_op { CTL_CHANGE_ADD, CTL_CHANGE_REMOVE, CTL_CHANGE_TICK } ctl_change_op;
+typedef struct ctl_change {
+    int64_t version, epoch, time;
+    ctl_change_op op;
+    ctl_deny entry;  /* ADD: the entry, its id and created set */
+    int64_t id;      /* REMOVE: the entry's id */
+    char actor[64];  /* REMOVE: who */
+} ctl_change;
+
 /* Opens (creating if needed) the database at |path|. Returns 0 or a negative errno with a
  * sentence in |err|. */
 int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errlen);
@@ -73,6 +84,23 @@ json_object *ctl_store_audit(ctl_store *store, int64_t after, unsigned limit);
 int ctl_store_window_tick(ctl_store *store, int64_t now);
 /* The next window start or end after |now|, 0 if none. */
 int64_t ctl_store_next_boundary(ctl_store *store, int64_t now);
+
+/* Replication (ctl_ha.c). Applies |c| with its own id, version and epoch: 0, 1 when the store
+ * is at its version or past it already (nothing done), or a store error. */
+int ctl_store_apply(ctl_store *store, const ctl_change *c);
+/* The version and epoch set, nothing else changed (a removal whose entry is gone already). */
+int ctl_store_resync_version(ctl_store *store, int64_t version, int64_t epoch);
+/* Replaces the whole denylist with |v| of |n| at |version| of |epoch| with its last window
+ * tick, in one transaction, audited as a resync: a replica too far behind etcd's log, or one
+ * whose store is not etcd's (etcd is the truth). */
+int ctl_store_resync(ctl_store *store, const ctl_deny *v, size_t n, int64_t version,
+                     int64_t epoch, int64_t window_tick);
+/* The epoch of the leader whose change the store holds last (0: a controller alone). */
+int64_t ctl_store_epoch(ctl_store *store);
+/* How many window starts and ends fall after the last tick and by |now| (what
+ * ctl_store_window_tick would record), or -EIO; and the last tick. */
+int ctl_store_window_due(ctl_store *store, int64_t now);
+int64_t ctl_store_window_last(ctl_store *store);
 
 /* Registers (or registers again) the agent of |host|: |record| is its registration as JSON
  * text (ctl_agents.c writes and reads it), |registered| when, in Unix ms. 0 or -EIO. */

@@ -41,7 +41,7 @@ static void *run(void *arg)
     while (!w->stopping) {
         int64_t now = ctl_now_ms();
         pthread_mutex_unlock(&w->lock);
-        int n = ctl_store_window_tick(w->ctx->store, now);
+        int n = ctl_change_tick(w->ctx, now);
         if (n > 0) {
             util_log(UTIL_LOG_INFO, "%d maintenance window(s) started or ended", n);
             ctl_api_denylist_changed(w->ctx);

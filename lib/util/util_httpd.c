@@ -318,6 +318,41 @@ const char *util_httpd_req_arg(const util_httpd_req *r, const char *name)
     return MHD_lookup_connection_value(r->mc, MHD_GET_ARGUMENT_KIND, name);
 }
 
+static void pct(util_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            util_buf_printf(b, "%c", c);
+        } else {
+            util_buf_printf(b, "%%%c%c", hex[c >> 4], hex[c & 15]);
+        }
+    }
+}
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    util_buf *b = cls;
+    util_buf_printf(b, "%s", b->len ? "&" : "?");
+    pct(b, key);
+    if (value) {
+        util_buf_printf(b, "=");
+        pct(b, value);
+    }
+    return MHD_YES;
+}
+
+char *util_httpd_req_query(const util_httpd_req *r)
+{
+    util_buf b = {0};
+    MHD_get_connection_values(r->mc, MHD_GET_ARGUMENT_KIND, query_arg, &b);
+    return b.s ? b.s : util_xstrdup("");
+}
+
 const util_token *util_httpd_req_token(const util_httpd_req *r)
 {
     return r->who;

@@ -114,6 +114,9 @@ const char *util_httpd_req_header(const util_httpd_req *req, const char *name); 
 const char *util_httpd_req_arg(const util_httpd_req *req, const char *name);    /* or NULL */
 /* The bearer token's entry in cfg.auth, or NULL (none given, or not one of them). */
 const util_token *util_httpd_req_token(const util_httpd_req *req);
+/* The query as "?a=1&b=2" (each name and value percent-encoded again; "" for none), for a
+ * redirect to repeat it: a new string the caller frees. */
+char *util_httpd_req_query(const util_httpd_req *req);
 /* The body (NUL-terminated, NULL when empty) and its length. */
 const char *util_httpd_req_body(const util_httpd_req *req, size_t *plen);
 /* True when the handler is called again after util_httpd_suspend. */
