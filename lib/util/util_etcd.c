@@ -147,19 +147,33 @@ int64_t util_etcd_int(json_object *obj, const char *field, int64_t dflt)
     return dflt;
 }
 
-/* The gateway's error object ({"error": ..., "code": N, "message": ...}) as a sentence and a
- * code: the codes of a cluster that cannot serve now are -EAGAIN, the rest -EPROTO. */
+/* The gateway's error object as a sentence and a code: a unary call's {"error": TEXT, "code": N,
+ * "message": TEXT}, or a stream's {"error": {"grpc_code": N, "http_code": N, "message": TEXT}}
+ * (a keepalive's). The codes of a cluster that cannot serve now are -EAGAIN, the rest -EPROTO. */
 static int gateway_error(json_object *ans, int status, char *err, size_t errlen)
 {
-    json_object *m = NULL;
-    if (!json_object_object_get_ex(ans, "message", &m)) {
-        json_object_object_get_ex(ans, "error", &m);
+    json_object *m = NULL, *inner = NULL;
+    int64_t code;
+    if (json_object_object_get_ex(ans, "error", &inner) &&
+        json_object_is_type(inner, json_type_object)) {
+        json_object_object_get_ex(inner, "message", &m);
+        code = util_etcd_int(inner, "grpc_code", -1);
+    } else {
+        if (!json_object_object_get_ex(ans, "message", &m)) {
+            json_object_object_get_ex(ans, "error", &m);
+        }
+        code = util_etcd_int(ans, "code", -1);
     }
-    int64_t code = util_etcd_int(ans, "code", -1);
-    snprintf(err, errlen, "etcd: %s (HTTP %d, code %" PRId64 ")",
-             m ? json_object_get_string(m) : "an error", status, code);
-    /* gRPC codes: 4 deadline exceeded, 8 resource exhausted, 13 internal, 14 unavailable */
-    return code == 4 || code == 8 || code == 13 || code == 14 ? -EAGAIN : -EPROTO;
+    const char *msg =
+        m && json_object_is_type(m, json_type_string) ? json_object_get_string(m) : "an error";
+    snprintf(err, errlen, "etcd: %.300s (HTTP %d, code %" PRId64 ")", msg, status, code);
+    /* gRPC codes: 4 deadline exceeded, 8 resource exhausted, 13 internal, 14 unavailable; a
+     * write without a quorum ends in the gateway's own deadline, code 2 (unknown) and HTTP 500 */
+    if (code == 4 || code == 8 || code == 13 || code == 14 || status == 503 ||
+        (code == 2 && strstr(msg, "deadline exceeded"))) {
+        return -EAGAIN;
+    }
+    return -EPROTO;
 }
 
 int util_etcd_call(util_etcd *e, const char *path, json_object *body, json_object **pans, char *err,
@@ -169,6 +183,10 @@ int util_etcd_call(util_etcd *e, const char *path, json_object *body, json_objec
     util_http_opts o = {
         .method = "POST", .body = text, .bodylen = strlen(text), .timeout_ms = e->timeout_ms};
     int rv = -ETIMEDOUT;
+    /* what the round says, most telling first: a member answered that the cluster cannot serve
+     * now; one took the call and did not answer in time (the others refused it, say) */
+    bool refused = false, timedout = false;
+    char refusal[512] = "", timeout[512] = "";
     *pans = NULL;
     snprintf(err, errlen, "etcd: no member answered");
     /* each member once, from the one that answered last */
@@ -180,8 +198,16 @@ int util_etcd_call(util_etcd *e, const char *path, json_object *body, json_objec
         char *answer = NULL;
         int hrv = util_http_request(url, &o, &status, &answer, NULL, why, sizeof(why));
         if (hrv != 0) {
-            rv = hrv == -EINVAL ? -EINVAL : hrv == -ECONNREFUSED ? -ECONNREFUSED : -ETIMEDOUT;
+            if (hrv == -EINVAL) {
+                snprintf(err, errlen, "etcd: %s", why);
+                return -EINVAL; /* the URL itself: every member's is alike */
+            }
+            rv = hrv == -ECONNREFUSED ? -ECONNREFUSED : -ETIMEDOUT;
             snprintf(err, errlen, "etcd: %s", why);
+            if (rv == -ETIMEDOUT) {
+                timedout = true;
+                snprintf(timeout, sizeof(timeout), "%s", err);
+            }
             util_peers_failed(&e->peers);
             continue;
         }
@@ -194,7 +220,8 @@ int util_etcd_call(util_etcd *e, const char *path, json_object *body, json_objec
             util_peers_failed(&e->peers);
             continue;
         }
-        if (status == 200) {
+        /* a stream (keepalive) that fails after its headers says so in a 200 */
+        if (status == 200 && !json_object_object_get_ex(ans, "error", NULL)) {
             util_peers_ok(&e->peers);
             *pans = ans;
             return 0;
@@ -205,7 +232,18 @@ int util_etcd_call(util_etcd *e, const char *path, json_object *body, json_objec
             util_peers_ok(&e->peers); /* it answered: the call itself is at fault */
             return rv;
         }
+        refused = true;
+        snprintf(refusal, sizeof(refusal), "%s", err);
         util_peers_failed(&e->peers);
+    }
+    /* members that did not answer say less than one that answered the cluster cannot serve */
+    if (refused) {
+        snprintf(err, errlen, "%s", refusal);
+        return -EAGAIN;
+    }
+    if (timedout) {
+        snprintf(err, errlen, "%s", timeout);
+        return -ETIMEDOUT;
     }
     return rv;
 }
@@ -390,6 +428,7 @@ static int campaign(util_elect *el, char *err, size_t errlen)
         } else {
             el->leader = kv[0].lease == el->lease;
             el->epoch = kv[0].create_rev;
+            el->won = el->leader ? kv[0].create_rev : 0;
             snprintf(el->current, sizeof(el->current), "%s", kv[0].value);
         }
     } else {
@@ -411,6 +450,7 @@ int util_elect_step(util_elect *el, char *err, size_t errlen)
         } else if (rv == -ENOENT) {
             el->lease = 0; /* expired: our key has gone with it */
             el->leader = false;
+            el->won = 0;
         }
     }
     if (!util_elect_leading(el)) {
@@ -450,6 +490,7 @@ void util_elect_resign(util_elect *el)
     }
     el->lease = 0;
     el->leader = false;
+    el->won = 0;
 }
 
 void util_elect_fence(const util_elect *el, json_object *compare)
@@ -458,6 +499,7 @@ void util_elect_fence(const util_elect *el, json_object *compare)
     json_object_object_add(c, "key", util_etcd_b64(el->key, strlen(el->key)));
     json_object_object_add(c, "target", json_object_new_string("CREATE"));
     json_object_object_add(c, "result", json_object_new_string("EQUAL"));
-    json_object_object_add(c, "create_revision", json_object_new_int64(el->epoch));
+    /* no key has a create revision of -1, and a missing one has 0 */
+    json_object_object_add(c, "create_revision", json_object_new_int64(el->won ? el->won : -1));
     json_object_array_add(compare, c);
 }

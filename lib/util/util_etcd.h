@@ -13,10 +13,9 @@
 
 typedef struct util_etcd util_etcd;
 
-/* A client of the members at |endpoints|, comma-separated http:// URLs (or a name with several
- * addresses, each tried). A call goes to the member that answered last and moves on to the
- * next when one does not answer; |timeout_ms| bounds each call to one member (0: 2000).
- * 0, or -EINVAL with a sentence in |err|. */
+/* A client of the members at |endpoints|, comma-separated http:// base URLs. A call goes to the
+ * member that answered last and moves on to the next when one does not answer; |timeout_ms| bounds
+ * each call to one member (0: 2000). 0, or -EINVAL with a sentence in |err|. */
 int util_etcd_new(const char *endpoints, unsigned timeout_ms, util_etcd **pe, char *err,
                   size_t errlen);
 void util_etcd_free(util_etcd *e);
@@ -76,6 +75,7 @@ typedef struct util_elect {
     int64_t lease;       /* this candidate's lease, 0 when it holds none */
     bool leader;         /* whether this candidate leads, as of its last step */
     int64_t epoch;       /* the leader key's create revision, this candidate's or another's */
+    int64_t won;         /* the create revision this candidate took the key at (0: none held) */
     char current[512];   /* the current leader's value ("" when there is none) */
     int64_t lease_ok_ns; /* CLOCK_MONOTONIC of the last keepalive that reached a member */
 } util_elect;
@@ -97,7 +97,9 @@ bool util_elect_leading(const util_elect *el);
 /* Leaves the lead (and the candidacy): revokes the lease, so that another may lead at once. */
 void util_elect_resign(util_elect *el);
 /* Adds to the txn |compare| array the condition that this candidate still leads: the leader
- * key exists with the create revision this candidate won it at. */
+ * key exists with the create revision this candidate won it at (|won|, not |epoch|: a deposed
+ * leader that has stepped since knows the new leader's epoch). A candidate that holds no key
+ * adds a condition that never holds. */
 void util_elect_fence(const util_elect *el, json_object *compare);
 
 #endif

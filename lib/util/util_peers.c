@@ -9,7 +9,8 @@
 
 #include "util.h"
 
-/* the length of |url|'s scheme://authority, or 0 when it is no http(s) URL */
+/* the length of |url|'s scheme://authority, or 0 when it is no http(s) URL (an authority with
+ * user information, a space or a control character is none: a list's URL is a host[:port]) */
 static size_t base_len(const char *url, bool *ptls)
 {
     static const char http[] = "http://", https[] = "https://";
@@ -23,7 +24,13 @@ static size_t base_len(const char *url, bool *ptls)
     } else {
         return 0;
     }
-    size_t alen = strcspn(url + skip, "/?#");
+    size_t alen = strcspn(url + skip, "/?#,");
+    for (size_t i = 0; i < alen; i++) {
+        unsigned char c = (unsigned char)url[skip + i];
+        if (c <= ' ' || c >= 0x7f || c == '@' || c == '\\') {
+            return 0;
+        }
+    }
     return alen ? skip + alen : 0;
 }
 
@@ -112,7 +119,8 @@ int util_peers_follow(util_peers *p, const char *leader)
 {
     bool tls;
     size_t blen = leader ? base_len(leader, &tls) : 0;
-    if (blen == 0 || !p->n || tls != is_tls(p->url[0])) {
+    /* the authority ends at its path, query or fragment (a comma names no replica here) */
+    if (blen == 0 || !p->n || tls != is_tls(p->url[0]) || !strchr("/?#", leader[blen])) {
         return -EINVAL;
     }
     for (size_t i = 0; i < p->n; i++) {
