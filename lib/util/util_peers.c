@@ -56,9 +56,7 @@ int util_peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
     for (;;) {
         size_t len = strcspn(s, ",");
         bool tls = false;
-        char *item = dup(s, len); /* alone: the next item's slashes are not this one's path */
-        size_t blen = len ? base_len(item, &tls) : 0;
-        free(item);
+        size_t blen = len ? base_len(s, &tls) : 0;
         if (len == 0 || blen == 0 || blen != len) {
             snprintf(err, errlen,
                      "'%.*s' is not a base URL (http:// or https:// and host[:port], without a "
