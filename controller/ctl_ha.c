@@ -437,14 +437,15 @@ static void read_members(ctl_ha *ha)
     util_etcd_kvs_free(v, n);
 }
 
-static void step(ctl_ha *ha, bool *was_leader)
+static void step(ctl_ha *ha, bool *was_leader, int64_t *next_members)
 {
     char err[512];
     int rv = util_elect_step(&ha->el, err, sizeof(err));
     if (rv != 0) {
         util_log(UTIL_LOG_WARNING, "etcd: the campaign cannot go on: %s", err);
     }
-    if (ha->el.lease) {
+    if (ha->el.lease && mono_ms() >= *next_members) {
+        *next_members = mono_ms() + 1000;
         char k[300];
         snprintf(k, sizeof(k), "%s%s", ha->kmembers, ha->cfg.name);
         json_object *body = json_object_new_object(), *ans = NULL;
@@ -475,8 +476,7 @@ static void *run(void *arg)
 {
     ctl_ha *ha = arg;
     bool was_leader = false, warned = false, first = true;
-    int64_t next_step = 0;
-    unsigned step_ms = ha->cfg.ttl_s * 1000 / 3;
+    int64_t next_step = 0, next_members = 0;
     for (;;) {
         pthread_mutex_lock(&ha->lock);
         bool stop = ha->stop;
@@ -486,8 +486,11 @@ static void *run(void *arg)
         }
         int64_t now = mono_ms();
         if (now >= next_step) {
-            step(ha, &was_leader);
-            next_step = now + step_ms;
+            step(ha, &was_leader, &next_members);
+            /* the leader keeps its lease alive four times a TTL (two may fail before it stops
+             * leading); a follower campaigns at each poll, so it leads within one of the lease's
+             * end */
+            next_step = now + (util_elect_leading(&ha->el) ? ha->cfg.ttl_s * 1000 / 4 : POLL_MS);
         }
         char err[512];
         bool changed = false;
@@ -633,6 +636,10 @@ void ctl_ha_leader(ctl_ha *ha, char *url, size_t len, int64_t *pepoch)
 {
     pthread_mutex_lock(&ha->lock);
     url_of(ha->pub.current, url, len);
+    /* ourselves while not leading (cut off, or not caught up): nobody a client could be sent to */
+    if (strcmp(url, ha->cfg.url) == 0 && !(util_elect_leading(&ha->pub) && ha->caught_up)) {
+        url[0] = '\0';
+    }
     if (pepoch) {
         *pepoch = ha->pub.epoch;
     }

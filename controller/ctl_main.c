@@ -112,7 +112,7 @@ static const util_opt opts[] = {
     {.name = "etcd-prefix", .kind = UTIL_OPT_STR, .def = "/mrcfab/", .dest = &o.etcd_prefix, .arg = "KEY", .help = "with --etcd: the keys' prefix, one per fabric"},
     {.name = "name", .kind = UTIL_OPT_STR, .dest = &o.name, .arg = "NAME", .help = "with --etcd: this controller's name among them (default: the host name)"},
     {.name = "advertise", .kind = UTIL_OPT_STR, .dest = &o.advertise, .arg = "URL", .help = "with --etcd: the base URL clients reach this controller at (default: from --listen)"},
-    {.name = "lease-ttl", .kind = UTIL_OPT_UINT, .def = "3", .min = 2, .max = 60, .dest = &o.lease_ttl, .arg = "S", .help = "with --etcd: the leader's lease; a leader cut off from etcd stops leading within it"},
+    {.name = "lease-ttl", .kind = UTIL_OPT_UINT, .def = "2", .min = 2, .max = 60, .dest = &o.lease_ttl, .arg = "S", .help = "with --etcd: the leader's lease; a leader cut off from etcd stops leading within it"},
     {.name = "web", .kind = UTIL_OPT_STR, .def = web_default, .dest = &o.web, .arg = "DIR", .help = "folder of the dashboard's files, served at / and /ui/ without a token ('': none)"},
     UTIL_OPT_LOG(&o.log),
     UTIL_OPT_END,
