@@ -162,7 +162,7 @@ t0=$(date +%s%N)
 req operator POST /api/v1/denylist '{"element": "h3:1", "reason": "nic"}' >/dev/null
 wait "${waiters[@]}"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-check '[ "$(cat "$tmp"/push1 "$tmp"/push2 "$tmp"/push3)" = "$(printf "{\"version\":%d}" $((v + 1)) $((v + 1)) $((v + 1)))" ]' "each learns the new version ($ms ms)"
+check '[ "$(cat "$tmp"/push1 "$tmp"/push2 "$tmp"/push3)" = "$(printf "{\"version\":%d,\"epoch\":0}" $((v + 1)) $((v + 1)) $((v + 1)))" ]' "each learns the new version ($ms ms)"
 s=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer tok-agent-0000000000001" "$base/api/v1/denylist/version?after=$((v + 1))&wait=1")
 check '[ "$s" = 200 ]' "with no change the wait runs out with the same version"
 s=$(curl -s -o "$tmp/out" -w '%{http_code}' "$base/api/v1/denylist/version?after=0")
@@ -243,10 +243,10 @@ wid=$(json 'd["id"]')
 check '[ "$s" = 201 ] && [ "$(json "d[\"active\"]")" = False ]' "a window ahead: the entry is not active yet"
 curl -s -o "$tmp/w1" -H "Authorization: Bearer tok-agent-0000000000001" "$base/api/v1/denylist/version?after=$((v + 1))&wait=5"
 req agent GET "/api/v1/denylist/$wid" >/dev/null
-check '[ "$(cat "$tmp/w1")" = "{\"version\":$((v + 2))}" ] && [ "$(json "d[\"active\"]")" = True ]' "at its start the version moves and the entry is active"
+check '[ "$(cat "$tmp/w1")" = "{\"version\":$((v + 2)),\"epoch\":0}" ] && [ "$(json "d[\"active\"]")" = True ]' "at its start the version moves and the entry is active"
 curl -s -o "$tmp/w2" -H "Authorization: Bearer tok-agent-0000000000001" "$base/api/v1/denylist/version?after=$((v + 2))&wait=5"
 req agent GET "/api/v1/denylist/$wid" >/dev/null
-check '[ "$(cat "$tmp/w2")" = "{\"version\":$((v + 3))}" ] && [ "$(json "d[\"active\"]")" = False ]' "at its end again, and it is lifted"
+check '[ "$(cat "$tmp/w2")" = "{\"version\":$((v + 3)),\"epoch\":0}" ] && [ "$(json "d[\"active\"]")" = False ]' "at its end again, and it is lifted"
 req reader GET "/api/v1/audit?after=0&limit=1000" >/dev/null
 check '[ "$(json "[r[\"action\"] for r in d[\"records\"] if r[\"entry\"] == $wid]")" = "['"'"'add'"'"', '"'"'window start'"'"', '"'"'window end'"'"']" ]' "the audit log has both"
 

@@ -66,7 +66,7 @@ etcd_stop() {
     pid=$(cat "$pidf")
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true # one that ignores SIGTERM (ha-notes)
+    kill -KILL "$pid" 2>/dev/null || true # a member whose data folder has gone may ignore SIGTERM
     wait "$pid" 2>/dev/null || true
     rm -f "$pidf"
 }

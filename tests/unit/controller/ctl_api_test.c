@@ -429,7 +429,7 @@ START_TEST(test_ctl_api_deny_post)
     r = call("GET", "/api/v1/denylist/1", NULL, NULL, &T_READER);
     expect_json(&r, 200, golden);
     char list[700];
-    snprintf(list, sizeof(list), "{\"version\":1,\"entries\":[%s]}", golden);
+    snprintf(list, sizeof(list), "{\"version\":1,\"epoch\":0,\"entries\":[%s]}", golden);
     r = call("GET", "/api/v1/denylist", NULL, NULL, &T_READER);
     expect_json(&r, 200, list);
 }
