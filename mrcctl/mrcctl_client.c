@@ -122,7 +122,7 @@ static int leader_fetch(util_peers *p, const char *path, const util_http_opts *h
             if (util_peers_follow(p, pans->leader) != 0) {
                 snprintf(err, errlen,
                          "%s redirected mrcctl to '%.200s', which is not a controller URL of the "
-                         "same scheme (a redirect may not leave https)",
+                         "same scheme (a redirect keeps the list's scheme)",
                          util_peers_current(p), pans->leader);
                 util_http_answer_fini(pans);
                 return -EPERM;

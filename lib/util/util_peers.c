@@ -23,7 +23,8 @@ static size_t base_len(const char *url, bool *ptls)
     } else {
         return 0;
     }
-    size_t alen = strcspn(url + skip, "/?#");
+    /* a list's comma ends a URL too */
+    size_t alen = strcspn(url + skip, "/?#,");
     return alen ? skip + alen : 0;
 }
 
