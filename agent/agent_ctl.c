@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's controller client: one sequence of requests (register, profile, denylist, then
  * the push channel held open) restarted with backoff after any failure, reports beside it, and
- * the last profile and denylist kept on disk. */
+ * the last profile and denylist kept on disk. Of several controllers it talks to one at a time
+ * (util_peers): the next at once when one does not answer or has no leader, the leader a
+ * follower's redirect names (again at once); the backoff only after a whole round failed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 
 #include "agent_ctl.h"
 #include "util.h"
+#include "util_peers.h"
 
 #define MAX_PORTS 16 /* as the controller takes them */
 #define BACKOFF_MIN_MS 100
@@ -48,7 +51,8 @@ typedef enum ctl_fault {
 struct agent_ctl {
     struct event_base *base;
     struct evdns_base *dns;
-    char *url, *token, *cafile, *certfile, *keyfile, *host, *version, *mode, *oob;
+    util_peers peers; /* the controllers; which one is asked */
+    char *token, *cafile, *certfile, *keyfile, *host, *version, *mode, *oob;
     char *profile_path, *denylist_path, *state_dir;
     agent_ctl_port ports[MAX_PORTS];
     size_t nports;
@@ -61,6 +65,7 @@ struct agent_ctl {
 
     ctl_step step;
     util_http *req;      /* the sequence's request in flight, or NULL */
+    unsigned hops;       /* redirects the sequence's request followed */
     struct event *retry; /* pending while waiting to start again */
     unsigned backoff_ms; /* the next wait after a failure, before jitter */
     int link;            /* -1 not known yet, 0 away, 1 connected */
@@ -73,8 +78,12 @@ struct agent_ctl {
     char *profile, *denylist;
     size_t profile_len, denylist_len;
     uint64_t deny_version; /* as the controller has it, handed on or not */
+    uint64_t deny_epoch;   /* the leader's epoch of that view (agent_ctl_view_cmp) */
 
     util_http *report_req;
+    char *report_cur; /* the report in flight, sent again to the leader a redirect names */
+    size_t report_cur_len;
+    unsigned report_hops;
     char *report_next; /* the report waiting for the one in flight, or NULL */
     size_t report_next_len;
     int report_logged; /* the last report failure logged: -errno or a status; 0: none */
@@ -84,6 +93,44 @@ struct agent_ctl {
 };
 
 static void step_start(agent_ctl *c);
+static void step_send(agent_ctl *c);
+static bool next(agent_ctl *c, const char *what, const util_http_result *res);
+
+/* The controller asked now, for the log lines. */
+static const char *cur(const agent_ctl *c)
+{
+    return util_peers_current(&c->peers);
+}
+
+int agent_ctl_view_cmp(uint64_t epoch_a, uint64_t version_a, uint64_t epoch_b, uint64_t version_b)
+{
+    if (epoch_a != epoch_b) {
+        return epoch_a < epoch_b ? -1 : 1;
+    }
+    return version_a < version_b ? -1 : version_a > version_b;
+}
+
+/* Whether a view (|epoch|, |version|) is older than the one applied and must be left aside.
+ * Between controllers without etcd (epoch 0 on both sides) a lower version is taken all the
+ * same: a controller restarted on a new store counts from lower again. */
+static bool view_stale(const agent_ctl *c, uint64_t epoch, uint64_t version)
+{
+    if (epoch == 0 && c->deny_epoch == 0) {
+        return false;
+    }
+    return agent_ctl_view_cmp(epoch, version, c->deny_epoch, c->deny_version) < 0;
+}
+
+/* Member "epoch" of |j|: a non-negative integer, 0 when absent (a controller without etcd). */
+static uint64_t epoch_of(json_object *j)
+{
+    json_object *e;
+    if (j && json_object_object_get_ex(j, "epoch", &e) && json_object_is_type(e, json_type_int) &&
+        json_object_get_int64(e) > 0) {
+        return (uint64_t)json_object_get_int64(e);
+    }
+    return 0;
+}
 
 static bool host_ok(const char *h)
 {
@@ -160,7 +207,8 @@ static bool profile_ok(const agent_ctl *c, const char *data, size_t len, char *w
 }
 
 /* A denylist: {"version": N, "entries": [...]}. */
-static bool denylist_ok(const char *data, size_t len, uint64_t *pversion, char *why, size_t whylen)
+static bool denylist_ok(const char *data, size_t len, uint64_t *pepoch, uint64_t *pversion,
+                        char *why, size_t whylen)
 {
     json_object *j = parse_json(data, len), *v, *e;
     bool ok = false;
@@ -174,6 +222,7 @@ static bool denylist_ok(const char *data, size_t len, uint64_t *pversion, char *
         snprintf(why, whylen, "the denylist has no entries array");
     } else {
         *pversion = (uint64_t)json_object_get_int64(v);
+        *pepoch = epoch_of(j);
         ok = true;
     }
     json_object_put(j);
@@ -261,9 +310,12 @@ static void profile_hand_on(agent_ctl *c, const char *data, size_t len)
     }
 }
 
-static void denylist_hand_on(agent_ctl *c, uint64_t version, const char *data, size_t len)
+static void denylist_hand_on(agent_ctl *c, uint64_t epoch, uint64_t version, const char *data,
+                             size_t len)
 {
     c->deny_version = version;
+    c->deny_epoch = epoch;
+    c->stats.epoch = epoch;
     if (same(c->denylist, c->denylist_len, data, len)) {
         return;
     }
@@ -280,7 +332,7 @@ static void load_kept(agent_ctl *c)
 {
     char *data = NULL, why[128];
     size_t len = 0;
-    uint64_t version = 0;
+    uint64_t version = 0, epoch = 0;
     int rv = util_read_file(c->profile_path, &data, &len);
     if (rv == 0 && profile_ok(c, data, len, why, sizeof(why))) {
         c->profile = data;
@@ -300,10 +352,11 @@ static void load_kept(agent_ctl *c)
     }
     data = NULL;
     rv = util_read_file(c->denylist_path, &data, &len);
-    if (rv == 0 && denylist_ok(data, len, &version, why, sizeof(why))) {
+    if (rv == 0 && denylist_ok(data, len, &epoch, &version, why, sizeof(why))) {
         c->denylist = data;
         c->denylist_len = len;
         c->deny_version = c->stats.denylist_version = version;
+        c->deny_epoch = c->stats.epoch = epoch;
         if (c->on_denylist) {
             c->on_denylist(c->user, version, c->denylist, c->denylist_len);
         }
@@ -320,7 +373,7 @@ static void load_kept(agent_ctl *c)
     if (c->profile || c->denylist) {
         util_log(UTIL_LOG_NOTICE, "controller client: running on the kept %s%s%s until %s answers",
                  c->profile ? "profile" : "", c->profile && c->denylist ? " and " : "",
-                 c->denylist ? "denylist" : "", c->url);
+                 c->denylist ? "denylist" : "", c->peers.n > 1 ? "a controller" : cur(c));
     }
 }
 
@@ -370,10 +423,10 @@ static void fail(agent_ctl *c, ctl_fault fault, const char *fmt, ...)
     if (c->link != 0 || fault != c->fault) {
         running_on(c, state, sizeof(state));
         util_level level = fault == FAULT_DOWN ? UTIL_LOG_WARNING : UTIL_LOG_ERR;
-        util_log(level, "controller %s: %s%s; %s; retrying %s", c->url,
+        util_log(level, "controller %s: %s%s; %s; retrying %s", cur(c),
                  c->link == 1 ? "lost: " : "", why, state, slow ? "slowly" : "with backoff");
     } else {
-        util_log(UTIL_LOG_DEBUG, "controller %s: %s; retrying in %u ms", c->url, why, wait);
+        util_log(UTIL_LOG_DEBUG, "controller %s: %s; retrying in %u ms", cur(c), why, wait);
     }
     c->fault = fault;
     c->step = STEP_REGISTER;
@@ -418,7 +471,7 @@ static void connected(agent_ctl *c)
     c->stats.connected = true;
     util_log(UTIL_LOG_NOTICE,
              "controller %s: connected; profile and denylist version %" PRIu64 " are current",
-             c->url, c->deny_version);
+             cur(c), c->deny_version);
     if (c->on_link) {
         c->on_link(c->user, true);
     }
@@ -429,6 +482,24 @@ static void poll_next(agent_ctl *c)
 {
     c->step = c->ports_dirty ? STEP_REGISTER : STEP_POLL;
     step_start(c);
+}
+
+/* A controller whose view is older than the one applied (a follower behind the leader): left
+ * for the next one, asked after the shortest backoff so that a round of laggards does not
+ * spin. */
+static void behind(agent_ctl *c, uint64_t epoch, uint64_t version)
+{
+    util_log(UTIL_LOG_INFO,
+             "controller %s: its denylist (epoch %" PRIu64 ", version %" PRIu64
+             ") is older than the one applied (epoch %" PRIu64 ", version %" PRIu64
+             "); asking another",
+             cur(c), epoch, version, c->deny_epoch, c->deny_version);
+    util_peers_failed(&c->peers);
+    struct timeval tv = {0, 0};
+    unsigned ms = jitter(c, c->backoff_min_ms);
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    evtimer_add(c->retry, &tv);
 }
 
 static void answer_register(agent_ctl *c, util_http_result *res)
@@ -445,12 +516,12 @@ static void answer_register(agent_ctl *c, util_http_result *res)
             util_log(UTIL_LOG_WARNING,
                      "controller %s: the registration is refused (%d: %s)%s; going on "
                      "unregistered",
-                     c->url, res->status, detail,
+                     cur(c), res->status, detail,
                      res->status == 404 ? ", has it POST /api/v1/agents?" : "");
             c->reg_logged = res->status;
         }
     } else if (c->reg_logged) {
-        util_log(UTIL_LOG_NOTICE, "controller %s: registered", c->url);
+        util_log(UTIL_LOG_NOTICE, "controller %s: registered", cur(c));
         c->reg_logged = 0;
     }
     if (c->link == 1) {
@@ -486,16 +557,20 @@ static void answer_profile(agent_ctl *c, util_http_result *res)
 static void answer_denylist(agent_ctl *c, util_http_result *res)
 {
     char why[128];
-    uint64_t version;
+    uint64_t version, epoch;
     if (res->status != 200) {
         fail_status(c, "denylist", res);
         return;
     }
-    if (!denylist_ok(res->body, res->len, &version, why, sizeof(why))) {
+    if (!denylist_ok(res->body, res->len, &epoch, &version, why, sizeof(why))) {
         fail(c, FAULT_ANSWER, "%s", why);
         return;
     }
-    denylist_hand_on(c, version, res->body, res->len);
+    if (view_stale(c, epoch, version)) {
+        behind(c, epoch, version);
+        return;
+    }
+    denylist_hand_on(c, epoch, version, res->body, res->len);
     connected(c);
     poll_next(c);
 }
@@ -508,7 +583,7 @@ static void answer_poll(agent_ctl *c, util_http_result *res)
         c->poll_wait_s /= 2;
         if (!c->poll_logged) {
             util_log(UTIL_LOG_WARNING,
-                     "controller %s: the push channel refuses a long wait; holding it %u s", c->url,
+                     "controller %s: the push channel refuses a long wait; holding it %u s", cur(c),
                      c->poll_wait_s);
         }
         c->poll_logged = true;
@@ -526,10 +601,15 @@ static void answer_poll(agent_ctl *c, util_http_result *res)
         fail(c, FAULT_ANSWER, "the push channel's answer has no version");
         return;
     }
-    uint64_t version = (uint64_t)json_object_get_int64(v);
+    uint64_t version = (uint64_t)json_object_get_int64(v), epoch = epoch_of(j);
     json_object_put(j);
-    /* not only a newer one: a controller with a new store may count from lower */
-    if (version != c->deny_version) {
+    if (view_stale(c, epoch, version)) {
+        behind(c, epoch, version);
+        return;
+    }
+    /* not only a newer one: a controller with a new store may count from lower; and a new
+     * leader's epoch with the same version may be another list */
+    if (version != c->deny_version || epoch != c->deny_epoch) {
         c->step = STEP_DENYLIST;
         step_start(c);
         return;
@@ -542,6 +622,35 @@ static void on_answer(void *user, util_http_result *res)
     static const char *const what[] = {"registration", "profile", "denylist", "push channel"};
     agent_ctl *c = user;
     c->req = NULL;
+    switch (util_http_route_of(res->rv, res->status, res->body, res->len, res->leader, c->hops)) {
+    case UTIL_HTTP_FOLLOW:
+        if (util_peers_follow(&c->peers, res->leader) != 0) {
+            fail(c, FAULT_ANSWER,
+                 "%s: a redirect to '%.200s', which is no controller of the list's scheme",
+                 what[c->step], res->leader);
+            return;
+        }
+        c->hops++;
+        util_log(UTIL_LOG_INFO, "controller client: %s goes to the leader, %s", what[c->step],
+                 cur(c));
+        step_send(c);
+        return;
+    case UTIL_HTTP_NEXT:
+        if (!res->rv && res->status >= 300 && res->status < 400) {
+            /* redirects past the limit: followers that do not agree on a leader */
+            fail(c, FAULT_DOWN, "%s: over %d redirects", what[c->step], UTIL_HTTP_MAX_HOPS);
+            return;
+        }
+        if (next(c, what[c->step], res)) {
+            return;
+        }
+        break;
+    case UTIL_HTTP_ANSWERED:
+        util_peers_ok(&c->peers);
+        break;
+    case UTIL_HTTP_GIVE_UP:
+        break;
+    }
     if (res->rv != 0) {
         /* a certificate not trusted, or no HTTP: a setting to fix rather than a controller
          * away */
@@ -562,6 +671,24 @@ static void on_answer(void *user, util_http_result *res)
         answer_poll(c, res);
         break;
     }
+}
+
+/* The controller asked did not answer, or has no leader: the next one at once, from the
+ * registration (a new leader may not know this agent), while the round is not over. Returns
+ * whether it went on; false: the caller fails (the backoff). */
+static bool next(agent_ctl *c, const char *what, const util_http_result *res)
+{
+    char was[256];
+    snprintf(was, sizeof(was), "%s", cur(c));
+    if (!util_peers_failed(&c->peers)) {
+        return false;
+    }
+    c->stats.failures++;
+    util_log(UTIL_LOG_WARNING, "controller %s: %s: %s; trying %s", was, what,
+             res->rv ? res->err : "it has no leader (503)", cur(c));
+    c->step = STEP_REGISTER;
+    step_start(c);
+    return true;
 }
 
 /* The registration's body: {"host", "version", "mode", "ports": [{"port", "up"}], "oob"}. */
@@ -586,7 +713,14 @@ static void registration(agent_ctl *c, util_buf *b)
     util_buf_printf(b, "}");
 }
 
+/* The sequence's step as a new request: the redirects are counted from none. */
 static void step_start(agent_ctl *c)
+{
+    c->hops = 0;
+    step_send(c);
+}
+
+static void step_send(agent_ctl *c)
 {
     util_http_opts o = {.bearer = c->token,
                         .cafile = c->cafile,
@@ -595,7 +729,7 @@ static void step_start(agent_ctl *c)
                         .dns = c->dns};
     util_buf url = {0}, body = {0};
     char err[512];
-    util_buf_printf(&url, "%s", c->url);
+    util_buf_printf(&url, "%s", cur(c));
     o.timeout_ms = REQUEST_MS;
     switch (c->step) {
     case STEP_REGISTER:
@@ -656,14 +790,39 @@ static int ports_check(const agent_ctl_port *ports, size_t nports)
     return 0;
 }
 
+/* The comma-separated controllers of |list|, each without its trailing slashes. */
+static int peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
+{
+    util_buf b = {0};
+    const char *s = list ? list : "";
+    for (;;) {
+        size_t n = strcspn(s, ","), k = n;
+        while (k > 0 && s[k - 1] == '/') {
+            k--;
+        }
+        util_buf_put(&b, s, k);
+        if (!s[n]) {
+            break;
+        }
+        util_buf_lit(&b, ",");
+        s += n + 1;
+    }
+    int rv = util_peers_parse(p, b.s ? b.s : "", err, errlen);
+    free(b.s);
+    return rv;
+}
+
 static int cfg_check(const agent_ctl_cfg *cfg)
 {
     const char *why = NULL;
-    if (!cfg->url || (strncmp(cfg->url, "http://", 7) != 0 && strncmp(cfg->url, "https://", 8))) {
-        why = "the controller's URL must start with http:// or https://";
-    } else if (strpbrk(cfg->url, "?# ")) {
-        why = "the controller's URL is a base URL: no query, fragment or space";
-    } else if (!cfg->token || !cfg->token[0] || strpbrk(cfg->token, "\r\n")) {
+    util_peers peers;
+    char perr[320];
+    if (peers_parse(&peers, cfg->url, perr, sizeof(perr)) != 0) {
+        util_log(UTIL_LOG_ERR, "controller client: --controller: %s", perr);
+        return -EINVAL;
+    }
+    util_peers_free(&peers);
+    if (!cfg->token || !cfg->token[0] || strpbrk(cfg->token, "\r\n")) {
         why = "the agent needs its token, one line";
     } else if (!cfg->host || !host_ok(cfg->host)) {
         why = "the host name must be 1 to 95 letters, digits, '.', '_' or '-'";
@@ -715,10 +874,8 @@ int agent_ctl_new(struct event_base *base, const agent_ctl_cfg *cfg, agent_ctl *
     }
     agent_ctl *c = util_xcalloc(1, sizeof(*c));
     c->base = base;
-    c->url = util_xstrdup(cfg->url);
-    for (size_t n = strlen(c->url); n > 0 && c->url[n - 1] == '/'; n--) {
-        c->url[n - 1] = '\0';
-    }
+    char perr[320];
+    peers_parse(&c->peers, cfg->url, perr, sizeof(perr)); /* checked above */
     c->token = util_xstrdup(cfg->token);
     c->cafile = dup_or_null(cfg->cafile);
     c->certfile = dup_or_null(cfg->certfile);
@@ -784,7 +941,8 @@ void agent_ctl_free(agent_ctl *c)
     if (c->dns) {
         evdns_base_free(c->dns, 0);
     }
-    free(c->url);
+    util_peers_free(&c->peers);
+    free(c->report_cur);
     free(c->token);
     free(c->cafile);
     free(c->certfile);
@@ -803,15 +961,24 @@ void agent_ctl_free(agent_ctl *c)
 }
 
 static int report_send(agent_ctl *c, const char *json, size_t len);
+static int report_start(agent_ctl *c);
 
 static void on_report(void *user, util_http_result *res)
 {
     agent_ctl *c = user;
     c->report_req = NULL;
-    if (res->rv == 0 && res->status >= 200 && res->status < 300) {
+    util_http_route route =
+        util_http_route_of(res->rv, res->status, res->body, res->len, res->leader, c->report_hops);
+    if (route == UTIL_HTTP_FOLLOW && util_peers_follow(&c->peers, res->leader) == 0) {
+        /* a report is a write: the leader takes it; the sequence goes there too */
+        c->report_hops++;
+        if (report_start(c) == 0) {
+            return;
+        }
+    } else if (res->rv == 0 && res->status >= 200 && res->status < 300) {
         c->stats.reports_sent++;
         if (c->report_logged) {
-            util_log(UTIL_LOG_NOTICE, "controller %s: reports are delivered again", c->url);
+            util_log(UTIL_LOG_NOTICE, "controller %s: reports are delivered again", cur(c));
             c->report_logged = 0;
         }
     } else {
@@ -824,11 +991,13 @@ static void on_report(void *user, util_http_result *res)
             } else {
                 problem_detail(res, detail, sizeof(detail));
             }
-            util_log(UTIL_LOG_WARNING, "controller %s: a report is dropped (%d: %s)", c->url,
+            util_log(UTIL_LOG_WARNING, "controller %s: a report is dropped (%d: %s)", cur(c),
                      res->status, detail);
             c->report_logged = key;
         }
     }
+    free(c->report_cur);
+    c->report_cur = NULL;
     if (c->report_next) {
         char *next = c->report_next;
         size_t len = c->report_next_len;
@@ -842,25 +1011,37 @@ static void on_report(void *user, util_http_result *res)
     }
 }
 
-static int report_send(agent_ctl *c, const char *json, size_t len)
+/* Sends c->report_cur to the controller asked now. */
+static int report_start(agent_ctl *c)
 {
     util_http_opts o = {.method = "POST",
                         .bearer = c->token,
-                        .body = json,
-                        .bodylen = len,
+                        .body = c->report_cur,
+                        .bodylen = c->report_cur_len,
                         .cafile = c->cafile,
                         .certfile = c->certfile,
                         .keyfile = c->keyfile,
                         .timeout_ms = REQUEST_MS,
                         .dns = c->dns};
     char url[1024], err[512];
-    snprintf(url, sizeof(url), "%s/api/v1/reports", c->url);
+    snprintf(url, sizeof(url), "%s/api/v1/reports", cur(c));
     int rv = util_http_start(c->base, url, &o, on_report, c, &c->report_req, err, sizeof(err));
     if (rv != 0) {
         c->stats.reports_dropped++;
         util_log(UTIL_LOG_ERR, "controller client: a report cannot be sent: %s", err);
+        free(c->report_cur);
+        c->report_cur = NULL;
     }
     return rv;
+}
+
+static int report_send(agent_ctl *c, const char *json, size_t len)
+{
+    c->report_cur = util_xmalloc(len);
+    memcpy(c->report_cur, json, len);
+    c->report_cur_len = len;
+    c->report_hops = 0;
+    return report_start(c);
 }
 
 int agent_ctl_report(agent_ctl *c, const char *json, size_t len)
@@ -910,4 +1091,9 @@ int agent_ctl_set_ports(agent_ctl *c, const agent_ctl_port *ports, size_t nports
 void agent_ctl_get_stats(const agent_ctl *c, agent_ctl_stats *pstats)
 {
     *pstats = c->stats;
+}
+
+const char *agent_ctl_current(const agent_ctl *c)
+{
+    return cur(c);
 }

@@ -22,7 +22,9 @@ typedef struct agent_ctl_port {
 } agent_ctl_port;
 
 typedef struct agent_ctl_cfg {
-    const char *url;       /* the controller's base URL: http[s]://HOST[:PORT] */
+    /* the controllers' base URLs, comma-separated: http[s]://HOST[:PORT][,...] (one scheme);
+     * any of them serves reads, and a follower's redirect names the leader for writes */
+    const char *url;
     const char *token;     /* the agent's bearer token (role agent, named after the host) */
     const char *cafile;    /* over https: the PEM file of trusted CAs; NULL: the system's */
     const char *certfile;  /* over https: the client certificate offered; NULL: none */
@@ -56,6 +58,7 @@ typedef struct agent_ctl_stats {
     uint64_t reports_sent;     /* accepted by the controller */
     uint64_t reports_dropped;  /* not: the controller away, refused, or a newer one came */
     uint64_t failures;         /* of the exchange with the controller (each retry counts) */
+    uint64_t epoch;            /* the leader's epoch of that denylist (0: no etcd, or none) */
 } agent_ctl_stats;
 
 /* Starts the client on |base| with a copy of |cfg|. A profile and a denylist kept in
@@ -77,5 +80,13 @@ int agent_ctl_report(agent_ctl *ctl, const char *json, size_t len);
 int agent_ctl_set_ports(agent_ctl *ctl, const agent_ctl_port *ports, size_t nports);
 
 void agent_ctl_get_stats(const agent_ctl *ctl, agent_ctl_stats *pstats);
+/* The controller the client talks to now (of cfg->url's list, or a leader a redirect named);
+ * borrowed until the client's next callback or call. */
+const char *agent_ctl_current(const agent_ctl *ctl);
+
+/* Orders two views of the denylist by (epoch, version), lexicographically: negative when a is
+ * older than b, 0 when the same, positive when newer. A view older than the one applied is
+ * never applied (between controllers without etcd, both at epoch 0, any other version is). */
+int agent_ctl_view_cmp(uint64_t epoch_a, uint64_t version_a, uint64_t epoch_b, uint64_t version_b);
 
 #endif

@@ -189,6 +189,9 @@ static void api_status(void *user, json_object *o)
         agent_ctl_get_stats(d->ctl, &st);
         json_object_object_add(ctl, "reports_sent", json_object_new_uint64(st.reports_sent));
         json_object_object_add(ctl, "reports_dropped", json_object_new_uint64(st.reports_dropped));
+        /* of the list in "url", the one talked to now, and the leader's epoch of the denylist */
+        json_object_object_add(ctl, "current", json_object_new_string(agent_ctl_current(d->ctl)));
+        json_object_object_add(ctl, "epoch", json_object_new_uint64(st.epoch));
     }
     json_object_object_add(o, "controller", ctl);
     json_object *ports = json_object_new_array();

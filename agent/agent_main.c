@@ -26,7 +26,7 @@ static const util_opt opts[] = {
     {.name = "host", .kind = UTIL_OPT_STR, .dest = &o.host, .arg = "NAME", .required = true, .help = "this host's name in the topology"},
     {.name = "mode", .kind = UTIL_OPT_STR, .def = "srv6", .dest = &o.mode, .arg = "MODE", .choices = "srv6|ecmp", .help = "srv6: the path in the outer address; ecmp: the EV in the UDP source port only"},
     {.name = "api", .kind = UTIL_OPT_STR, .def = AGENT_API_DEFAULT, .dest = &o.api, .arg = "SOCKET", .help = "the local API's unix socket ('@' first: abstract, one per network namespace)"},
-    UTIL_OPT_CONTROLLER(&o.controller),
+    {.name = "controller", .kind = UTIL_OPT_STR, .dest = &o.controller, .arg = "URL[,URL...]", .help = "the controllers, http[s]://HOST:PORT, comma-separated (any one will do)"},
     UTIL_OPT_TOKEN_FILE(&o.token_file),
     UTIL_OPT_CACERT(&o.cacert),
     UTIL_OPT_CLIENT_CERT(&o.client_cert),
@@ -54,7 +54,7 @@ static const util_opt opts[] = {
 static const util_opt *const tables[] = {opts, NULL};
 static const util_cli cli = {
     .prog = "mrc-agent",
-    .usage = "mrc-agent --topology FILE --host NAME [--controller URL --token-file FILE "
+    .usage = "mrc-agent --topology FILE --host NAME [--controller URL[,URL...] --token-file FILE "
              "--state-dir DIR] [options]",
     .about = "The host's software MRC NIC: runs the MRC engine on the host's plane ports, takes "
              "its profile\nand denylist from the controller, reports to it, and serves the local "

@@ -31,10 +31,11 @@ typedef struct mrcctl_common {
 
 typedef struct mrcctl {
     mrcctl_common opt;
-    const char *topology;   /* the file loaded: -t FILE, $MRCFAB_TOPOLOGY, the default, or a
-                             * command's FILE */
-    bool json;              /* --json */
-    const char *controller; /* --controller URL, else $MRCFAB_CONTROLLER or the default */
+    const char *topology; /* the file loaded: -t FILE, $MRCFAB_TOPOLOGY, the default, or a
+                           * command's FILE */
+    bool json;            /* --json */
+    /* --controller URL[,URL...], else $MRCFAB_CONTROLLER or the default */
+    const char *controller;
     const char *token_file; /* --token-file FILE (NULL: $MRCFAB_TOKEN, $MRCFAB_TOKEN_FILE) */
     const char *cacert;     /* --cacert FILE: the CAs an https controller's certificate chains to */
     /* --client-cert FILE, --client-key FILE (else $MRCFAB_CLIENT_CERT, $MRCFAB_CLIENT_KEY): the
@@ -61,9 +62,9 @@ struct mrcctl_cmd {
 };
 
 /* The commands (mrcctl_topo.c, mrcctl_routes.c, mrcctl_path.c, mrcctl_deny.c for deny, drain
- * and undrain, mrcctl_health.c). */
+ * and undrain, mrcctl_health.c, mrcctl_cluster.c). */
 extern const mrcctl_cmd mrcctl_topo_cmd, mrcctl_routes_cmd, mrcctl_path_cmd, mrcctl_deny_cmd,
-    mrcctl_drain_cmd, mrcctl_undrain_cmd, mrcctl_health_cmd;
+    mrcctl_drain_cmd, mrcctl_undrain_cmd, mrcctl_health_cmd, mrcctl_cluster_cmd;
 
 /* Loads |path| (or c->topology) into c->topo; on failure prints the error and returns the
  * exit code. */
@@ -85,12 +86,12 @@ int mrcctl_sink_file(void *user, const char *data, size_t datalen);
  * --controller, $MRCFAB_CONTROLLER or MRCCTL_CONTROLLER; over https the certificate chains to
  * --cacert, $MRCFAB_CACERT or the system's CAs) with |body| (may be NULL, not consumed) and the
  * bearer token (--token-file, $MRCFAB_TOKEN or $MRCFAB_TOKEN_FILE). Returns 0 when the status is
- * |want| (or another 2xx when |want| is one), with the answer's JSON in |*pdoc| (NULL for an empty body; |pdoc| may be NULL; the
- * caller drops it), or when it is |quiet| (a fault the caller takes as an answer: nothing
- * printed, |*pdoc| NULL); the status goes in |*pstatus| (may be NULL). Otherwise prints the
- * fault (a problem document's sentence, in mrcctl's words rather than the API's, and the
- * status) and returns the exit code: 2 for no token, a bad URL or a 4xx, 1 for a 5xx or a
- * controller out of reach. */
+ * |want| (or another 2xx when |want| is one), with the answer's JSON in |*pdoc| (NULL for an empty
+ * body; |pdoc| may be NULL; the caller drops it), or when it is |quiet| (a fault the caller takes
+ * as an answer: nothing printed, |*pdoc| NULL); the status goes in |*pstatus| (may be NULL).
+ * Otherwise prints the fault (a problem document's sentence, in mrcctl's words rather than the
+ * API's, and the status) and returns the exit code: 2 for no token, a bad URL or a 4xx, 1 for a 5xx
+ * or a controller out of reach. */
 int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object *body, int want,
                     int quiet, int *pstatus, json_object **pdoc);
 /* Appends "?key=value" (or "&key=value" after a query) to the NUL-terminated |dest|, the value

@@ -12,6 +12,7 @@
 
 #include "mrcctl.h"
 #include "util.h"
+#include "util_peers.h"
 
 /* The bearer token into |*ptoken| (a heap string): the first word of --token-file, else
  * $MRCFAB_TOKEN, else the first word of $MRCFAB_TOKEN_FILE. Lines starting with '#' are
@@ -63,18 +64,103 @@ static int get_token(mrcctl *c, char **ptoken)
     return MRCCTL_OK;
 }
 
-/* The controller's base URL, without a trailing slash, in |dest|. */
-static void base_url(const mrcctl *c, char *dest, size_t destlen)
+/* The controllers (--controller, else $MRCFAB_CONTROLLER, else the default: a comma-separated
+ * list of base URLs, each without its trailing slashes) into |p|. Returns the exit code. */
+static int controllers(mrcctl *c, util_peers *p)
 {
     const char *url = c->controller, *env = getenv("MRCFAB_CONTROLLER");
+    const char *how = "--controller";
+    char err[512];
     if (!url || !url[0]) {
+        how = env && env[0] ? "$MRCFAB_CONTROLLER" : "the default";
         url = env && env[0] ? env : MRCCTL_CONTROLLER;
     }
-    size_t n = strlen(url);
-    while (n > 0 && url[n - 1] == '/') {
-        n--;
+    util_buf b = {0};
+    for (const char *s = url;;) {
+        size_t n = strcspn(s, ","), k = n;
+        while (k > 0 && s[k - 1] == '/') {
+            k--;
+        }
+        util_buf_put(&b, s, k);
+        if (!s[n]) {
+            break;
+        }
+        util_buf_lit(&b, ",");
+        s += n + 1;
     }
-    snprintf(dest, destlen, "%.*s", (int)n, url);
+    int rv = util_peers_parse(p, b.s ? b.s : "", err, sizeof(err));
+    free(b.s);
+    if (rv != 0) {
+        return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: %s", how, err);
+    }
+    return MRCCTL_OK;
+}
+
+/* One call to the leader of |p|'s controllers: the next controller when one is out of reach
+ * or has no leader, a follower's redirect followed to the leader it names (the same method
+ * and body; util_peers_follow keeps it on the list's scheme). Returns util_http_fetch's code,
+ * with the answer in |*pans| and the controller that gave it current in |p|, or with the
+ * sentence of the last fault in |err|: -EAGAIN when every controller said it has no leader,
+ * -ELOOP for redirects past the limit, -EPERM for a redirect that is not followed. */
+static int leader_fetch(util_peers *p, const char *path, const util_http_opts *ho,
+                        util_http_answer *pans, char *err, size_t errlen)
+{
+    char url[2048], why[512];
+    unsigned hops = 0, noleader = 0, tries = 0;
+    int rv;
+    for (;;) {
+        snprintf(url, sizeof(url), "%s%s", util_peers_current(p), path);
+        rv = util_http_fetch(url, ho, pans, why, sizeof(why));
+        switch (util_http_route_of(rv, pans->status, pans->body, pans->len, pans->leader, hops)) {
+        case UTIL_HTTP_ANSWERED:
+            util_peers_ok(p);
+            return 0;
+        case UTIL_HTTP_GIVE_UP:
+            snprintf(err, errlen, "%s", why);
+            return rv;
+        case UTIL_HTTP_FOLLOW:
+            if (util_peers_follow(p, pans->leader) != 0) {
+                snprintf(err, errlen,
+                         "%s redirected mrcctl to '%.200s', which is not a controller URL of the "
+                         "same scheme (a redirect keeps the list's scheme)",
+                         util_peers_current(p), pans->leader);
+                util_http_answer_fini(pans);
+                return -EPERM;
+            }
+            util_http_answer_fini(pans);
+            hops++;
+            continue;
+        case UTIL_HTTP_NEXT:
+            break;
+        }
+        if (rv == 0 && pans->status / 100 == 3) {
+            snprintf(err, errlen,
+                     "the controllers redirected mrcctl %u times without reaching a leader "
+                     "(last: %s); are they electing one? try again in a few seconds",
+                     hops, util_peers_current(p));
+            util_http_answer_fini(pans);
+            return -ELOOP;
+        }
+        if (rv == 0) {
+            noleader++;
+            snprintf(why, sizeof(why), "%s has no leader", util_peers_current(p));
+            util_http_answer_fini(pans);
+        }
+        snprintf(err, errlen, "%s", why);
+        tries++;
+        if (!util_peers_failed(p)) {
+            break;
+        }
+        hops = 0;
+    }
+    if (noleader == tries) {
+        snprintf(err, errlen,
+                 "no controller has a leader now (%u asked): an election is under way, or etcd "
+                 "has lost its quorum; try again in a few seconds",
+                 tries);
+        return -EAGAIN;
+    }
+    return rv;
 }
 
 /* The CA certificates an https controller's certificate must chain to: --cacert, else
@@ -166,8 +252,7 @@ static void translate(const mrcctl *c, const char *method, const char *path, cha
     if (strstr(text, api)) {
         replace_all(text, textlen, api, cli);
         size_t n = strlen(text);
-        snprintf(text + n, textlen - n,
-                 "; give a token of such a role with --token-file FILE");
+        snprintf(text + n, textlen - n, "; give a token of such a role with --token-file FILE");
     }
 }
 
@@ -197,14 +282,18 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
     char base[1024], url[2048], err[512], text[1024];
     char *token = NULL, *answer = NULL;
     int status = 0, rv;
+    util_peers peers;
+    util_http_answer ans;
     if (pdoc) {
         *pdoc = NULL;
     }
-    if ((rv = get_token(c, &token)) != 0) {
+    if ((rv = controllers(c, &peers)) != 0) {
         return rv;
     }
-    base_url(c, base, sizeof(base));
-    snprintf(url, sizeof(url), "%s%s", base, path);
+    if ((rv = get_token(c, &token)) != 0) {
+        util_peers_free(&peers);
+        return rv;
+    }
     /* a controller that goes away mid-request is an error to report, not a signal to die of */
     signal(SIGPIPE, SIG_IGN);
     const char *text_body =
@@ -216,10 +305,26 @@ int mrcctl_api_call(mrcctl *c, const char *method, const char *path, json_object
                          .cafile = ca_file(c),
                          .certfile = client_file(c->client_cert, "MRCFAB_CLIENT_CERT"),
                          .keyfile = client_file(c->client_key, "MRCFAB_CLIENT_KEY")};
-    rv = util_http_request(url, &ho, &status, &answer, NULL, err, sizeof(err));
+    rv = leader_fetch(&peers, path, &ho, &ans, err, sizeof(err));
     free(token);
+    /* the controller that answered, or the last one asked */
+    snprintf(base, sizeof(base), "%s", util_peers_current(&peers));
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    bool several = peers.n > 1;
+    util_peers_free(&peers);
+    status = ans.status;
+    answer = ans.body;
+    free(ans.leader);
     if (pstatus) {
         *pstatus = status;
+    }
+    if (rv == -EAGAIN || rv == -ELOOP || rv == -EPERM) {
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "%s", err);
+    }
+    if (rv != 0 && rv != -EINVAL && several) {
+        reach_text(url, err, text, sizeof(text));
+        return mrcctl_fail(c, MRCCTL_FAIL, NULL, "cannot reach any controller (the last: %s)",
+                           text);
     }
     if (rv == -EINVAL) {
         reach_text(url, err, text, sizeof(text));

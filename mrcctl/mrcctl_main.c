@@ -14,8 +14,9 @@
 #define NCOMMON 8
 
 static const mrcctl_cmd *const commands[] = {
-    &mrcctl_topo_cmd,  &mrcctl_routes_cmd,  &mrcctl_path_cmd,   &mrcctl_deny_cmd,
-    &mrcctl_drain_cmd, &mrcctl_undrain_cmd, &mrcctl_health_cmd, NULL,
+    &mrcctl_topo_cmd,   &mrcctl_routes_cmd,  &mrcctl_path_cmd,
+    &mrcctl_deny_cmd,   &mrcctl_drain_cmd,   &mrcctl_undrain_cmd,
+    &mrcctl_health_cmd, &mrcctl_cluster_cmd, NULL,
 };
 
 static const char about[] =
@@ -119,7 +120,7 @@ static void common_table(util_opt *t, mrcctl_common *dest, const mrcctl_common *
     /* clang-format off */
     const util_opt opts[NCOMMON] = {
         UTIL_OPT_TOPOLOGY(&dest->topology, false),
-        UTIL_OPT_CONTROLLER(&dest->controller),
+        {.name = "controller", .kind = UTIL_OPT_STR, .dest = &dest->controller, .arg = "URL[,URL...]", .help = "the controllers, http[s]://HOST:PORT, comma-separated (any one will do)"},
         UTIL_OPT_TOKEN_FILE(&dest->token_file),
         UTIL_OPT_CACERT(&dest->cacert),
         UTIL_OPT_CLIENT_CERT(&dest->client_cert),

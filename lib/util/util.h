@@ -161,6 +161,10 @@ typedef struct util_http_result {
     char *body;
     size_t len;
     const char *err; /* why, when rv != 0 (else ""); valid during the callback only */
+    /* the answer's X-Mrcfab-Leader header (UTIL_PEERS_LEADER_HEADER: a follower's redirect
+     * names the leader there), or NULL; valid during the callback only */
+    const char *leader;
+    unsigned retry_after; /* the answer's Retry-After, in seconds (0: none, or not seconds) */
 } util_http_result;
 
 typedef void (*util_http_cb)(void *user, util_http_result *res);
@@ -170,7 +174,7 @@ typedef struct util_http_opts {
     const char *bearer; /* may be NULL: sent in an Authorization header */
     const char *body;   /* may be NULL: |bodylen| bytes sent as application/json */
     size_t bodylen;
-    const char *cafile;     /* over https: the PEM file of trusted CAs (NULL: the system's) */
+    const char *cafile; /* over https: the PEM file of trusted CAs (NULL: the system's) */
     /* over https: the client's certificate (PEM, its chain after it) and its private key, for
      * a server that asks for one (mutual TLS); both or neither (NULL: none is offered) */
     const char *certfile, *keyfile;
@@ -185,6 +189,9 @@ typedef struct util_http_opts {
  * later. |opts| and what it points to are borrowed for this call only. The request never
  * blocks |base|'s loop beyond a host name's resolution when opts->dns is NULL (an IP address
  * needs none).
+ * A host name is resolved (through opts->dns, else blocking) to at most 8 addresses, tried in
+ * their order: the next when one refuses the connection or has not taken it within 2 s; the
+ * whole request, all addresses together, within opts->timeout_ms.
  * Returns 0 with the request in |*preq|: |cb| is then called exactly once, from |base|'s loop
  * and never from within this call, with |user| and the result; the request is gone when |cb|
  * runs (do not cancel it there). Or returns -EINVAL (a bad URL, method, token or CA file),
@@ -207,6 +214,41 @@ void util_http_cancel(util_http *req);
  * (here and in util_http_start): a caller that does not want to die of it ignores it. */
 int util_http_request(const char *url, const util_http_opts *opts, int *pstatus, char **pbody,
                       size_t *plen, char *err, size_t errlen);
+
+/* An answer as util_http_fetch gives it: the caller owns |body| and |leader|
+ * (util_http_answer_fini frees them). */
+typedef struct util_http_answer {
+    int status;
+    char *body; /* NUL-terminated; |len| bytes */
+    size_t len;
+    char *leader;         /* the X-Mrcfab-Leader header, or NULL */
+    unsigned retry_after; /* Retry-After in seconds, or 0 */
+} util_http_answer;
+
+/* util_http_request with the answer's headers that matter to a client of replicas. Returns as
+ * util_http_request, |*pans| zeroed unless it returns 0. */
+int util_http_fetch(const char *url, const util_http_opts *opts, util_http_answer *pans, char *err,
+                    size_t errlen);
+void util_http_answer_fini(util_http_answer *ans);
+
+/* A client of several replicas of one service (util_peers.h) follows a leader's redirect at
+ * most this many times for one request. */
+#define UTIL_HTTP_MAX_HOPS 3
+
+/* What a client of replicas does after one try. */
+typedef enum util_http_route {
+    UTIL_HTTP_ANSWERED, /* an answer to act on (whatever its status) */
+    UTIL_HTTP_FOLLOW,   /* a follower's 307 naming the leader: ask it, at once */
+    UTIL_HTTP_NEXT,     /* no answer, "no leader" (503), or redirects past the limit: the next */
+    UTIL_HTTP_GIVE_UP,  /* a fault that every replica would meet (a bad setting, TLS) */
+} util_http_route;
+
+/* The route after a try that ended with |rv| (util_http's code), and when rv is 0 the answer's
+ * |status|, |body| (|len| bytes, may be NULL) and X-Mrcfab-Leader |leader| (may be NULL);
+ * |hops| is how many redirects this request has followed so far. A 307 without the header is
+ * an answer: only the header names where to go. */
+util_http_route util_http_route_of(int rv, int status, const char *body, size_t len,
+                                   const char *leader, unsigned hops);
 
 /* Checks a client certificate and key as util_http will offer them, for a program to call at
  * start: both or neither given, each readable, a PEM certificate and a PEM private key without

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A small HTTP/1.1 client on libevent's evhttp, over TLS (OpenSSL) for https://: one request per
  * connection, run on a caller's event base (util_http_start) or, for tools, blocking on a base of
- * its own (util_http_request, a thin wrapper over the first). */
+ * its own (util_http_fetch, util_http_request: thin wrappers over the first). A host name is
+ * resolved here, not by evhttp (which tries only the first address), so that each of its
+ * addresses is tried in turn until one takes the connection. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/util.h>
@@ -25,11 +28,18 @@
 #include <openssl/x509v3.h>
 
 #include "util.h"
+#include "util_peers.h"
 
 #define TIMEOUT_MS 10000u
 #define MAX_BODY (64u << 20)
 /* how long the second connection attempt that asks why the first failed may take */
 #define PROBE_MS 1000
+/* the addresses of one name tried, at most */
+#define MAX_ADDRS 8
+/* how long a connection to one of several addresses may take before the next is tried */
+#define CONNECT_MS 2000
+/* the longest answer header kept (X-Mrcfab-Leader) */
+#define MAX_HEADER 1024
 
 /* The parts of an http:// or https:// URL: host (no brackets), port, and the path with its
  * query (the query alone, with no path, is that of "/"). */
@@ -63,6 +73,25 @@ struct util_http {
     int status;
     char *body;
     size_t len;
+    char *leader;         /* the answer's X-Mrcfab-Leader, or NULL */
+    unsigned retry_after; /* the answer's Retry-After in seconds, or 0 */
+
+    /* what each connection attempt sends, copied from the caller's options */
+    enum evhttp_cmd_type type;
+    char *target, *auth, *reqbody;
+    size_t reqbodylen;
+    char hostport[272];
+    util_http_opts tls;                /* cafile, certfile, keyfile: the copies below */
+    char *cafile, *certfile, *keyfile; /* owned */
+
+    /* the host's addresses, tried in turn; |dnserr| an EVUTIL_EAI_* when it does not resolve */
+    struct sockaddr_storage addr[MAX_ADDRS];
+    socklen_t addrlen[MAX_ADDRS];
+    unsigned naddr, iaddr;
+    int dnserr;
+    struct evdns_getaddrinfo_request *dnsreq;
+    bool starting;          /* within util_http_start: the end waits for the loop */
+    struct event *next_try; /* a connection to one of several addresses that takes too long */
 };
 
 static int parse_url(const char *url, http_url *u, char *err, size_t errlen)
@@ -174,6 +203,15 @@ static void on_done(struct evhttp_request *req, void *arg)
     }
     h->answered = true;
     h->status = evhttp_request_get_response_code(req);
+    struct evkeyvalq *in_hdr = evhttp_request_get_input_headers(req);
+    const char *leader = evhttp_find_header(in_hdr, UTIL_PEERS_LEADER_HEADER);
+    const char *after = evhttp_find_header(in_hdr, "Retry-After");
+    if (leader && strlen(leader) <= MAX_HEADER) {
+        h->leader = util_xstrdup(leader);
+    }
+    if (after && strspn(after, "0123456789") == strlen(after) && strlen(after) <= 4) {
+        h->retry_after = (unsigned)atoi(after);
+    }
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t n = evbuffer_get_length(in);
     h->body = util_xmalloc(n + 1);
@@ -233,8 +271,8 @@ static int client_cert_use(SSL_CTX *ctx, const char *certfile, const char *keyfi
     }
     ERR_clear_error();
     if (!k) {
-        snprintf(err, errlen, "%s holds no PEM private key, or one with a passphrase (%s)",
-                 keyfile, keyopt);
+        snprintf(err, errlen, "%s holds no PEM private key, or one with a passphrase (%s)", keyfile,
+                 keyopt);
     } else if (X509_check_private_key(SSL_CTX_get0_certificate(ctx), k) != 1 ||
                SSL_CTX_use_PrivateKey(ctx, k) != 1) {
         snprintf(err, errlen, "the key in %s is not the key of the certificate in %s", keyfile,
@@ -418,7 +456,10 @@ static void duration(char *dest, size_t destlen, unsigned ms)
  * connection was never made and only a second attempt can tell why (evhttp does not). */
 static int failure(const util_http *h, char *err, size_t errlen)
 {
-    int dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(h->conn)), rv;
+    int dnserr = h->dnserr, rv;
+    if (!dnserr && h->conn) {
+        dnserr = bufferevent_socket_get_dns_error(evhttp_connection_get_bufferevent(h->conn));
+    }
     if (h->timedout || (h->errored && h->error == EVREQ_HTTP_TIMEOUT)) {
         char d[32];
         duration(d, sizeof(d), h->timeout_ms);
@@ -429,6 +470,9 @@ static int failure(const util_http *h, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot resolve '%s': %s", h->url, h->u.host,
                  evutil_gai_strerror(dnserr));
         return -EHOSTUNREACH;
+    }
+    if (!h->conn) {
+        return 1;
     }
     if ((rv = tls_failure(h, err, errlen)) != 0) {
         return rv;
@@ -470,14 +514,37 @@ static int connect_failure(const util_http *h, int e, char *err, size_t errlen)
     return -ECONNREFUSED;
 }
 
-/* Frees what the request holds, but not |h| itself. No callback runs after this. */
-static void release(util_http *h)
+static void event_free_null(struct event **pev)
+{
+    if (*pev) {
+        event_free(*pev);
+        *pev = NULL;
+    }
+}
+
+/* Drops the connection of the attempt in flight (and the request queued on it, without calling
+ * it back), to make another or to end. */
+static void attempt_drop(util_http *h)
 {
     if (h->conn) {
-        /* frees the request queued on it without calling it back */
         evhttp_connection_free(h->conn);
         h->conn = NULL;
         h->ssl = NULL;
+    }
+    if (h->next_try) {
+        event_del(h->next_try);
+    }
+}
+
+/* Frees what the request holds, but not |h| itself. No callback runs after this. */
+static void release(util_http *h)
+{
+    attempt_drop(h);
+    if (h->dnsreq) {
+        /* calls on_resolved at once with EVUTIL_EAI_CANCEL, which it ignores */
+        struct evdns_getaddrinfo_request *r = h->dnsreq;
+        h->dnsreq = NULL;
+        evdns_getaddrinfo_cancel(r);
     }
     if (h->probe) {
         event_free(h->probe);
@@ -487,18 +554,23 @@ static void release(util_http *h)
         close(h->probe_fd);
         h->probe_fd = -1;
     }
-    if (h->deadline) {
-        event_free(h->deadline);
-        h->deadline = NULL;
-    }
-    if (h->finish) {
-        event_free(h->finish);
-        h->finish = NULL;
-    }
+    event_free_null(&h->deadline);
+    event_free_null(&h->finish);
+    event_free_null(&h->next_try);
     free(h->body);
     h->body = NULL;
     free(h->url);
     h->url = NULL;
+    free(h->leader);
+    free(h->target);
+    free(h->auth);
+    free(h->reqbody);
+    free(h->cafile);
+    free(h->certfile);
+    free(h->keyfile);
+    h->cafile = h->certfile = h->keyfile = NULL;
+    h->leader = h->target = h->auth = h->reqbody = NULL;
+    h->tls = (util_http_opts){0};
 }
 
 /* Ends the request: everything is freed before the callback runs, so that it may start, or
@@ -508,16 +580,21 @@ static void complete(util_http *h, int rv, const char *err)
     util_http_result res = {.rv = rv, .err = err};
     util_http_cb cb = h->cb;
     void *user = h->user;
+    char *leader = NULL;
     if (rv == 0) {
         res.status = h->status;
         res.body = h->body;
         res.len = h->len;
+        res.retry_after = h->retry_after;
+        res.leader = leader = h->leader;
         h->body = NULL;
+        h->leader = NULL;
     }
     release(h);
     free(h);
     cb(user, &res);
     free(res.body);
+    free(leader);
 }
 
 static void on_probe(evutil_socket_t fd, short what, void *arg)
@@ -532,31 +609,19 @@ static void on_probe(evutil_socket_t fd, short what, void *arg)
     complete(h, connect_failure(h, e, err, sizeof(err)), err);
 }
 
-/* Asks the socket why the connection could not be made, with one more attempt at the address
- * evhttp tried, of at most PROBE_MS; ends the request when the answer is known. */
+/* Asks the socket why the connection could not be made, with one more attempt at the last
+ * address tried, of at most PROBE_MS; ends the request when the answer is known. */
 static void probe_start(util_http *h)
 {
-    struct sockaddr_storage ss;
-    socklen_t sslen = 0;
-    const struct sockaddr *sa = evhttp_connection_get_addr(h->conn);
     char err[512];
     int e = 0;
-    if (sa && sa->sa_family == AF_INET) {
-        sslen = sizeof(struct sockaddr_in);
-    } else if (sa && sa->sa_family == AF_INET6) {
-        sslen = sizeof(struct sockaddr_in6);
-    }
-    if (sslen) {
-        memcpy(&ss, sa, sslen);
-    }
-    evhttp_connection_free(h->conn);
-    h->conn = NULL;
-    h->ssl = NULL;
+    attempt_drop(h);
     event_del(h->deadline);
-    if (sslen == 0) {
+    if (h->naddr == 0) {
         goto out;
     }
-    h->probe_fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    const struct sockaddr_storage *ss = &h->addr[h->iaddr];
+    h->probe_fd = socket(ss->ss_family, SOCK_STREAM, 0);
     if (h->probe_fd < 0) {
         e = errno;
         goto out;
@@ -566,7 +631,7 @@ static void probe_start(util_http *h)
         e = errno;
         goto out;
     }
-    if (connect(h->probe_fd, (struct sockaddr *)&ss, sslen) == 0) {
+    if (connect(h->probe_fd, (const struct sockaddr *)ss, h->addrlen[h->iaddr]) == 0) {
         goto out;
     }
     if (errno != EINPROGRESS) {
@@ -583,6 +648,115 @@ out:
     complete(h, connect_failure(h, e, err, sizeof(err)), err);
 }
 
+/* One connection to address h->iaddr, and the request on it. 0, or -ENOMEM, -EINVAL (the TLS
+ * settings) or -EIO with a sentence in |err|. */
+static int attempt_start(util_http *h, char *err, size_t errlen)
+{
+    char ip[INET6_ADDRSTRLEN];
+    const struct sockaddr *sa = (const struct sockaddr *)&h->addr[h->iaddr];
+    unsigned port = h->u.port;
+    int rv = -ENOMEM;
+    h->done = h->errored = false;
+    if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+    } else {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+    }
+    /* evhttp gets the address, never the name: it resolves nothing, and the Host header and
+     * the certificate's check still use the name */
+    if (h->u.tls) {
+        struct bufferevent *bev =
+            tls_connection(h->base, &h->u, &h->tls, &h->ssl, &rv, err, errlen);
+        if (!bev) {
+            return rv;
+        }
+        h->client_cert = h->tls.certfile != NULL;
+        h->conn = evhttp_connection_base_bufferevent_new(h->base, NULL, bev, ip, (ev_uint16_t)port);
+        if (!h->conn) {
+            bufferevent_free(bev);
+            h->ssl = NULL;
+        }
+    } else {
+        h->conn = evhttp_connection_base_new(h->base, NULL, ip, (ev_uint16_t)port);
+    }
+    struct evhttp_request *req = evhttp_request_new(on_done, h);
+    if (!h->conn || !req) {
+        if (req) {
+            evhttp_request_free(req);
+        }
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    struct timeval tv = {(time_t)(h->timeout_ms / 1000),
+                         (suseconds_t)(h->timeout_ms % 1000) * 1000};
+    evhttp_connection_set_timeout_tv(h->conn, &tv);
+    evhttp_connection_set_retries(h->conn, 0);
+    evhttp_connection_set_max_body_size(h->conn, MAX_BODY);
+    evhttp_request_set_error_cb(req, on_error);
+    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+    evhttp_add_header(hdr, "Host", h->hostport);
+    evhttp_add_header(hdr, "Connection", "close");
+    evhttp_add_header(hdr, "Accept", "application/json, application/problem+json");
+    evhttp_add_header(hdr, "User-Agent", "mrcfab-util-http");
+    if (h->auth) {
+        evhttp_add_header(hdr, "Authorization", h->auth);
+    }
+    if (h->reqbody) {
+        char clen[32];
+        snprintf(clen, sizeof(clen), "%zu", h->reqbodylen);
+        evhttp_add_header(hdr, "Content-Type", "application/json");
+        evhttp_add_header(hdr, "Content-Length", clen);
+        evbuffer_add(evhttp_request_get_output_buffer(req), h->reqbody, h->reqbodylen);
+    }
+    /* evhttp owns |req| from here, and frees it when it is done or the connection goes */
+    if (evhttp_make_request(h->conn, req, h->type, h->target) != 0) {
+        snprintf(err, errlen, "%s: the request could not be made", h->url);
+        return -EIO;
+    }
+    if (h->iaddr + 1 < h->naddr) {
+        struct timeval ct = {CONNECT_MS / 1000, (CONNECT_MS % 1000) * 1000};
+        evtimer_add(h->next_try, &ct);
+    }
+    return 0;
+}
+
+/* The attempt in flight failed to connect: the next address, or 1 when there is none (or it
+ * cannot be tried: the request then ends). */
+static int attempt_next(util_http *h)
+{
+    char err[512];
+    if (h->iaddr + 1 >= h->naddr) {
+        return 1;
+    }
+    attempt_drop(h);
+    h->iaddr++;
+    int rv = attempt_start(h, err, sizeof(err));
+    if (rv != 0) {
+        complete(h, rv, err);
+    }
+    return 0;
+}
+
+/* One of several addresses has not taken the connection within CONNECT_MS: the next one. A
+ * connection made is left to the request's own deadline. */
+static void on_next_try(evutil_socket_t fd, short what, void *arg)
+{
+    util_http *h = arg;
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof(peer);
+    (void)fd;
+    (void)what;
+    if (h->done) {
+        return; /* on_finish, already due, tells what happened */
+    }
+    evutil_socket_t s =
+        h->conn ? bufferevent_getfd(evhttp_connection_get_bufferevent(h->conn)) : -1;
+    if (s >= 0 && getpeername(s, (struct sockaddr *)&peer, &plen) == 0) {
+        return;
+    }
+    attempt_next(h);
+}
+
 static void on_finish(evutil_socket_t fd, short what, void *arg)
 {
     util_http *h = arg;
@@ -595,18 +769,85 @@ static void on_finish(evutil_socket_t fd, short what, void *arg)
     }
     int rv = failure(h, err, sizeof(err));
     if (rv == 1) {
-        probe_start(h);
+        if (attempt_next(h) == 1) {
+            probe_start(h);
+        }
         return;
     }
     complete(h, rv, err);
+}
+
+/* The addresses of |ai| into |h|, up to MAX_ADDRS. */
+static void addrs_take(util_http *h, const struct evutil_addrinfo *ai)
+{
+    for (; ai && h->naddr < MAX_ADDRS; ai = ai->ai_next) {
+        if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
+            ai->ai_addrlen <= sizeof(h->addr[0])) {
+            memcpy(&h->addr[h->naddr], ai->ai_addr, ai->ai_addrlen);
+            h->addrlen[h->naddr++] = (socklen_t)ai->ai_addrlen;
+        }
+    }
+}
+
+static void on_resolved(int result, struct evutil_addrinfo *ai, void *arg)
+{
+    util_http *h = arg;
+    char err[512];
+    if (result == EVUTIL_EAI_CANCEL) {
+        return;
+    }
+    h->dnsreq = NULL;
+    if (result == 0) {
+        addrs_take(h, ai);
+        evutil_freeaddrinfo(ai);
+    }
+    if (h->naddr == 0) {
+        h->dnserr = result ? result : EVUTIL_EAI_NONAME;
+    }
+    if (h->starting) {
+        /* util_http_start goes on from here */
+        return;
+    }
+    if (h->dnserr) {
+        event_active(h->finish, 0, 0);
+        return;
+    }
+    int rv = attempt_start(h, err, sizeof(err));
+    if (rv != 0) {
+        complete(h, rv, err);
+    }
+}
+
+/* |h|'s host to addresses: an IP address as it is, a name through opts->dns (the answer may
+ * come later: on_resolved), else a blocking look-up. */
+static void resolve(util_http *h, struct evdns_base *dns)
+{
+    struct evutil_addrinfo hints = {.ai_family = AF_UNSPEC,
+                                    .ai_socktype = SOCK_STREAM,
+                                    .ai_protocol = IPPROTO_TCP,
+                                    .ai_flags = EVUTIL_AI_ADDRCONFIG};
+    struct evutil_addrinfo *ai = NULL;
+    char port[8];
+    snprintf(port, sizeof(port), "%u", h->u.port);
+    struct evutil_addrinfo numeric = hints;
+    numeric.ai_flags = EVUTIL_AI_NUMERICHOST;
+    if (evutil_getaddrinfo(h->u.host, port, &numeric, &ai) == 0) {
+        addrs_take(h, ai);
+        evutil_freeaddrinfo(ai);
+        return;
+    }
+    if (dns) {
+        h->dnsreq = evdns_getaddrinfo(dns, h->u.host, port, &hints, on_resolved, h);
+        return;
+    }
+    int e = evutil_getaddrinfo(h->u.host, port, &hints, &ai);
+    on_resolved(e, e == 0 ? ai : NULL, h);
 }
 
 int util_http_start(struct event_base *base, const char *url, const util_http_opts *opts,
                     util_http_cb cb, void *user, util_http **preq, char *err, size_t errlen)
 {
     static const util_http_opts none = {0};
-    enum evhttp_cmd_type type;
-    char hostport[272];
     int rv;
     *preq = NULL;
     if (!opts) {
@@ -629,7 +870,7 @@ int util_http_start(struct event_base *base, const char *url, const util_http_op
         goto fail;
     }
     rv = -EINVAL;
-    if (method_type(method, &type) != 0) {
+    if (method_type(method, &h->type) != 0) {
         snprintf(err, errlen, "'%s' is not an HTTP method this client knows", method);
         goto fail;
     }
@@ -642,73 +883,55 @@ int util_http_start(struct event_base *base, const char *url, const util_http_op
         goto fail;
     }
     if (h->u.tls) {
-        struct bufferevent *bev = tls_connection(base, &h->u, opts, &h->ssl, &rv, err, errlen);
+        /* the TLS settings are checked now, and kept for each address's connection */
+        h->tls.cafile = h->cafile = opts->cafile ? util_xstrdup(opts->cafile) : NULL;
+        h->tls.certfile = h->certfile = opts->certfile ? util_xstrdup(opts->certfile) : NULL;
+        h->tls.keyfile = h->keyfile = opts->keyfile ? util_xstrdup(opts->keyfile) : NULL;
+        SSL *ssl = NULL;
+        struct bufferevent *bev = tls_connection(base, &h->u, &h->tls, &ssl, &rv, err, errlen);
         if (!bev) {
             goto fail;
         }
-        h->client_cert = opts->certfile != NULL;
-        h->conn = evhttp_connection_base_bufferevent_new(base, opts->dns, bev, h->u.host,
-                                                         (ev_uint16_t)h->u.port);
-        if (!h->conn) {
-            bufferevent_free(bev);
-            h->ssl = NULL;
-        }
-    } else {
-        h->conn = evhttp_connection_base_new(base, opts->dns, h->u.host, (ev_uint16_t)h->u.port);
+        bufferevent_free(bev);
     }
+    if (strchr(h->u.host, ':')) {
+        snprintf(h->hostport, sizeof(h->hostport), "[%s]:%u", h->u.host, h->u.port);
+    } else {
+        snprintf(h->hostport, sizeof(h->hostport), "%s:%u", h->u.host, h->u.port);
+    }
+    if (opts->bearer && opts->bearer[0]) {
+        size_t n = strlen(opts->bearer) + sizeof("Bearer ");
+        h->auth = util_xmalloc(n);
+        snprintf(h->auth, n, "Bearer %s", opts->bearer);
+    }
+    if (opts->body) {
+        h->reqbody = util_xmalloc(opts->bodylen + 1);
+        memcpy(h->reqbody, opts->body, opts->bodylen);
+        h->reqbodylen = opts->bodylen;
+    }
+    size_t tlen = strlen(h->u.path) + strlen(h->u.query) + 1;
+    h->target = util_xmalloc(tlen);
+    snprintf(h->target, tlen, "%s%s", h->u.path, h->u.query);
     rv = -ENOMEM;
     h->deadline = evtimer_new(base, on_deadline, h);
     h->finish = event_new(base, -1, 0, on_finish, h);
-    struct evhttp_request *req = evhttp_request_new(on_done, h);
-    if (!h->conn || !h->deadline || !h->finish || !req) {
-        if (req) {
-            evhttp_request_free(req);
-        }
+    h->next_try = evtimer_new(base, on_next_try, h);
+    if (!h->deadline || !h->finish || !h->next_try) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    struct timeval tv = {(time_t)(h->timeout_ms / 1000),
-                         (suseconds_t)(h->timeout_ms % 1000) * 1000};
-    evhttp_connection_set_timeout_tv(h->conn, &tv);
-    evhttp_connection_set_retries(h->conn, 0);
-    evhttp_connection_set_max_body_size(h->conn, MAX_BODY);
-    evhttp_request_set_error_cb(req, on_error);
-    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
-    if (strchr(h->u.host, ':')) {
-        snprintf(hostport, sizeof(hostport), "[%s]:%u", h->u.host, h->u.port);
-    } else {
-        snprintf(hostport, sizeof(hostport), "%s:%u", h->u.host, h->u.port);
-    }
-    evhttp_add_header(hdr, "Host", hostport);
-    evhttp_add_header(hdr, "Connection", "close");
-    evhttp_add_header(hdr, "Accept", "application/json, application/problem+json");
-    evhttp_add_header(hdr, "User-Agent", "mrcfab-util-http");
-    if (opts->bearer && opts->bearer[0]) {
-        size_t n = strlen(opts->bearer) + sizeof("Bearer ");
-        char *auth = util_xmalloc(n);
-        snprintf(auth, n, "Bearer %s", opts->bearer);
-        evhttp_add_header(hdr, "Authorization", auth);
-        free(auth);
-    }
-    if (opts->body) {
-        char clen[32];
-        snprintf(clen, sizeof(clen), "%zu", opts->bodylen);
-        evhttp_add_header(hdr, "Content-Type", "application/json");
-        evhttp_add_header(hdr, "Content-Length", clen);
-        evbuffer_add(evhttp_request_get_output_buffer(req), opts->body, opts->bodylen);
-    }
-    /* evhttp owns |req| from here, and frees it when it is done or the connection goes; it may
-     * be done already (a host that does not resolve fails at once): on_finish tells, later */
-    size_t tlen = strlen(h->u.path) + strlen(h->u.query) + 1;
-    char *target = util_xmalloc(tlen);
-    snprintf(target, tlen, "%s%s", h->u.path, h->u.query);
-    rv = evhttp_make_request(h->conn, req, type, target);
-    free(target);
-    if (rv != 0) {
-        snprintf(err, errlen, "%s: the request could not be made", url);
-        rv = -EIO;
+    h->starting = true;
+    resolve(h, opts->dns);
+    h->starting = false;
+    if (h->naddr > 0 && (rv = attempt_start(h, err, errlen)) != 0) {
         goto fail;
     }
+    if (h->dnserr) {
+        /* said from the loop, as any other end */
+        event_active(h->finish, 0, 0);
+    }
+    struct timeval tv = {(time_t)(h->timeout_ms / 1000),
+                         (suseconds_t)(h->timeout_ms % 1000) * 1000};
     evtimer_add(h->deadline, &tv);
     *preq = h;
     return 0;
@@ -727,12 +950,11 @@ void util_http_cancel(util_http *req)
     free(req);
 }
 
-/* What util_http_request waits for. */
+/* What util_http_fetch waits for. */
 typedef struct http_wait {
     bool done;
-    int rv, status;
-    char *body;
-    size_t len;
+    int rv;
+    util_http_answer *ans;
     char *err;
     size_t errlen;
 } http_wait;
@@ -742,34 +964,31 @@ static void on_blocking_done(void *user, util_http_result *res)
     http_wait *w = user;
     w->done = true;
     w->rv = res->rv;
-    w->status = res->status;
-    w->body = res->body;
-    w->len = res->len;
-    res->body = NULL;
     if (res->rv != 0) {
         snprintf(w->err, w->errlen, "%s", res->err);
+        return;
     }
+    w->ans->status = res->status;
+    w->ans->body = res->body;
+    w->ans->len = res->len;
+    w->ans->leader = res->leader ? util_xstrdup(res->leader) : NULL;
+    w->ans->retry_after = res->retry_after;
+    res->body = NULL;
 }
 
-int util_http_request(const char *url, const util_http_opts *opts, int *pstatus, char **pbody,
-                      size_t *plen, char *err, size_t errlen)
+int util_http_fetch(const char *url, const util_http_opts *opts, util_http_answer *pans, char *err,
+                    size_t errlen)
 {
-    static const util_http_opts none = {0};
-    util_http_opts o = opts ? *opts : none;
-    http_wait w = {.err = err, .errlen = errlen};
+    http_wait w = {.ans = pans, .err = err, .errlen = errlen};
     util_http *req = NULL;
     int rv;
-    *pstatus = 0;
-    *pbody = NULL;
-    if (plen) {
-        *plen = 0;
-    }
+    memset(pans, 0, sizeof(*pans));
     struct event_base *base = event_base_new();
     if (!base) {
         snprintf(err, errlen, "cannot make an event base");
         return -ENOMEM;
     }
-    if ((rv = util_http_start(base, url, &o, on_blocking_done, &w, &req, err, errlen)) != 0) {
+    if ((rv = util_http_start(base, url, opts, on_blocking_done, &w, &req, err, errlen)) != 0) {
         goto out;
     }
     while (!w.done) {
@@ -781,15 +1000,65 @@ int util_http_request(const char *url, const util_http_opts *opts, int *pstatus,
             goto out;
         }
     }
-    if ((rv = w.rv) != 0) {
-        goto out;
-    }
-    *pstatus = w.status;
-    *pbody = w.body;
-    if (plen) {
-        *plen = w.len;
-    }
+    rv = w.rv;
 out:
     event_base_free(base);
     return rv;
+}
+
+void util_http_answer_fini(util_http_answer *ans)
+{
+    free(ans->body);
+    free(ans->leader);
+    memset(ans, 0, sizeof(*ans));
+}
+
+int util_http_request(const char *url, const util_http_opts *opts, int *pstatus, char **pbody,
+                      size_t *plen, char *err, size_t errlen)
+{
+    util_http_answer ans;
+    int rv = util_http_fetch(url, opts, &ans, err, errlen);
+    *pstatus = ans.status;
+    *pbody = ans.body;
+    if (plen) {
+        *plen = ans.len;
+    }
+    free(ans.leader);
+    return rv;
+}
+
+/* Whether the problem document |body| is titled "no leader". */
+static bool no_leader(const char *body, size_t len)
+{
+    char why[64];
+    json_object *doc = body && len ? util_json_parse("answer", body, len, why, sizeof(why)) : NULL;
+    json_object *t = NULL;
+    bool yes = doc && json_object_is_type(doc, json_type_object) &&
+               json_object_object_get_ex(doc, "title", &t) &&
+               json_object_is_type(t, json_type_string) &&
+               strcasecmp(json_object_get_string(t), "no leader") == 0;
+    json_object_put(doc);
+    return yes;
+}
+
+util_http_route util_http_route_of(int rv, int status, const char *body, size_t len,
+                                   const char *leader, unsigned hops)
+{
+    if (rv == -EINVAL || rv == -ENOMEM || rv == -EPROTO || rv == -EMSGSIZE) {
+        /* a setting or this host at fault: another replica would fail the same */
+        return UTIL_HTTP_GIVE_UP;
+    }
+    if (rv != 0) {
+        return UTIL_HTTP_NEXT;
+    }
+    if (status == 307 || status == 308) {
+        if (!leader || !leader[0]) {
+            return UTIL_HTTP_ANSWERED; /* a redirect of someone else's: the caller's to judge */
+        }
+        return hops < UTIL_HTTP_MAX_HOPS ? UTIL_HTTP_FOLLOW : UTIL_HTTP_NEXT;
+    }
+    if (status == 503 && no_leader(body, len)) {
+        return UTIL_HTTP_NEXT;
+    }
+    return UTIL_HTTP_ANSWERED;
 }

@@ -409,7 +409,7 @@ comp() {
 want() {
     if [ "$2" = "$3" ]; then pass "completion: $1"; else fail "completion: $1: '$2', want '$3'"; fi
 }
-want "the commands" "$(comp "")" "deny drain health help path routes topo undrain"
+want "the commands" "$(comp "")" "cluster deny drain health help path routes topo undrain"
 want "a command's prefix" "$(comp de)" "deny"
 want "a group's commands" "$(comp deny "")" "add check ls rm"
 want "a group's commands after the common options" "$(comp --json -t "$lab" health s)" "summary switch"

@@ -55,6 +55,9 @@ for h in h0 h5; do
         sleep 0.1
     done
     [ "$(status "$h" | jq_ controller connected)" = True ] || fail "$h did not reach the controller"
+    # the controller talked to, of the list, and the epoch of a controller without etcd
+    [ "$(status "$h" | jq_ controller current)" = "$url" ] || fail "$h: status names another controller"
+    [ "$(status "$h" | jq_ controller epoch)" = 0 ] || fail "$h: status has an epoch without etcd"
 done
 echo "PASS: two agents registered and hold the push channel"
 

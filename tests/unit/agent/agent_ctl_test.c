@@ -599,6 +599,11 @@ typedef struct fake {
     bool all_503;             /* answer everything with 503 */
     bool hold_reports;        /* keep reports unanswered */
     bool registration_exists; /* else 404 for POST /api/v1/agents */
+    bool no_leader;           /* answer everything 503 "no leader", Retry-After: 1 */
+    char leader[64];          /* a follower: every POST is a 307 to this base URL */
+    unsigned redirects;       /* the 307s given */
+    unsigned requests;        /* every request */
+    uint64_t epoch;           /* told beside the version when not 0 */
     uint64_t version;
     uint64_t at[64]; /* when each request came, now_ms() */
     unsigned nat;
@@ -628,10 +633,21 @@ static void fake_body(struct evhttp_request *req, char *dest, size_t destlen)
     dest[n] = '\0';
 }
 
+/* {"version": V[, "epoch": E]REST} */
+static void fake_version(const fake *f, char *dest, size_t destlen, const char *rest)
+{
+    if (f->epoch) {
+        snprintf(dest, destlen, "{\"version\": %" PRIu64 ", \"epoch\": %" PRIu64 "%s}", f->version,
+                 f->epoch, rest);
+    } else {
+        snprintf(dest, destlen, "{\"version\": %" PRIu64 "%s}", f->version, rest);
+    }
+}
+
 static void fake_poll_answer(fake *f)
 {
-    char body[64];
-    snprintf(body, sizeof(body), "{\"version\": %" PRIu64 "}", f->version);
+    char body[96];
+    fake_version(f, body, sizeof(body), "");
     for (unsigned i = 0; i < f->npolls_held; i++) {
         fake_reply(f->polls_held[i], 200, body);
     }
@@ -646,8 +662,21 @@ static void fake_handle(struct evhttp_request *req, void *arg)
     if (f->nat < 64) {
         f->at[f->nat++] = now_ms();
     }
+    f->requests++;
     if (f->all_503) {
         fake_reply(req, 503, "{\"detail\": \"the store is away\"}");
+    } else if (f->no_leader) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+        fake_reply(req, 503, "{\"title\": \"no leader\", \"status\": 503}");
+    } else if (f->leader[0] && evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
+        char to[256];
+        f->redirects++;
+        snprintf(to, sizeof(to), "%s%s", f->leader, uri);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Location", to);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "X-Mrcfab-Leader", f->leader);
+        snprintf(body, sizeof(body), "{\"title\": \"not the leader\", \"leader\": \"%s\"}",
+                 f->leader);
+        fake_reply(req, 307, body);
     } else if (strcmp(uri, "/api/v1/agents") == 0) {
         f->registrations++;
         fake_body(req, f->registration, sizeof(f->registration));
@@ -660,12 +689,12 @@ static void fake_handle(struct evhttp_request *req, void *arg)
         f->profiles++;
         fake_reply(req, 200, f->garbage_profile ? "{\"host\": \"h0\", " : "{\"host\": \"h0\"}");
     } else if (strcmp(uri, "/api/v1/denylist") == 0) {
-        snprintf(body, sizeof(body), "{\"version\": %" PRIu64 ", \"entries\": []}", f->version);
+        fake_version(f, body, sizeof(body), ", \"entries\": []");
         fake_reply(req, 200, body);
     } else if (strncmp(uri, "/api/v1/denylist/version?after=", 31) == 0) {
         f->polls++;
         if (strtoull(uri + 31, NULL, 10) != f->version || f->npolls_held == FAKE_HELD) {
-            snprintf(body, sizeof(body), "{\"version\": %" PRIu64 "}", f->version);
+            fake_version(f, body, sizeof(body), "");
             fake_reply(req, 200, body);
         } else {
             f->polls_held[f->npolls_held++] = req;
@@ -704,11 +733,32 @@ static void fake_start(fake *f, struct event_base *base)
 
 static void fake_stop(fake *f)
 {
+    if (!f->http) {
+        return; /* killed */
+    }
     fake_poll_answer(f);
     for (unsigned i = 0; i < f->nreports_held; i++) {
         fake_reply(f->reports_held[i], 202, "{}");
     }
     evhttp_free(f->http);
+}
+
+/* A controller that dies: its connections close, the requests it holds never answered. */
+static void fake_kill(fake *f)
+{
+    f->npolls_held = f->nreports_held = 0;
+    evhttp_free(f->http);
+    f->http = NULL;
+}
+
+/* The fake's base URL, without the slash of f->url. */
+static const char *fake_base(const fake *f)
+{
+    static char bases[4][64];
+    static unsigned next;
+    char *b = bases[next++ % 4];
+    snprintf(b, sizeof(bases[0]), "http://127.0.0.1:%u", f->port);
+    return b;
 }
 
 static bool fake_polled(void *arg)
@@ -912,6 +962,8 @@ typedef struct ended {
     int rv, status;
     char err[512];
     char *body;
+    char leader[128]; /* the X-Mrcfab-Leader header ("" none) */
+    unsigned retry_after;
     uint64_t at;
 } ended;
 
@@ -923,6 +975,8 @@ static void on_end(void *user, util_http_result *res)
     e->status = res->status;
     e->at = now_ms();
     snprintf(e->err, sizeof(e->err), "%s", res->err);
+    snprintf(e->leader, sizeof(e->leader), "%s", res->leader ? res->leader : "");
+    e->retry_after = res->retry_after;
     /* taken: freed by the test */
     e->body = res->body;
     res->body = NULL;
@@ -938,6 +992,266 @@ static bool ended_one(void *arg)
 {
     return ((ended *)arg)->n > 0;
 }
+
+/* ---- several controllers (an HA cluster's) */
+
+static bool polled_on(void *arg)
+{
+    return ((fake *)arg)->npolls_held > 0;
+}
+
+static bool logged_once(void *arg)
+{
+    return log_count(arg) > 0;
+}
+
+static bool has_epoch(void *arg)
+{
+    agent_ctl_stats st;
+    agent_ctl_get_stats(((void **)arg)[0], &st);
+    return st.epoch == *(uint64_t *)((void **)arg)[1];
+}
+
+/* (epoch, version) ordered lexicographically: the epoch first. */
+START_TEST(test_agent_ctl_view_order)
+{
+    ck_assert_int_eq(agent_ctl_view_cmp(1, 5, 1, 5), 0);
+    ck_assert_int_lt(agent_ctl_view_cmp(1, 4, 1, 5), 0);
+    ck_assert_int_gt(agent_ctl_view_cmp(1, 6, 1, 5), 0);
+    ck_assert_int_lt(agent_ctl_view_cmp(1, 900, 2, 1), 0); /* an older leader's higher count */
+    ck_assert_int_gt(agent_ctl_view_cmp(3, 0, 2, UINT64_MAX), 0);
+    ck_assert_int_lt(agent_ctl_view_cmp(0, 9, 1, 0), 0); /* no epoch counts as 0 */
+}
+END_TEST
+
+/* The route after one try: the next controller on no answer or no leader, the leader a 307
+ * names (3 hops at most), an answer otherwise; a fault of the settings goes nowhere else. */
+START_TEST(test_util_http_route)
+{
+    const char *nl = "{\"title\": \"no leader\", \"status\": 503}";
+    const char *ld = "http://10.0.0.1:8080";
+    ck_assert_int_eq(util_http_route_of(0, 200, "{}", 2, NULL, 0), UTIL_HTTP_ANSWERED);
+    ck_assert_int_eq(util_http_route_of(0, 404, "{}", 2, NULL, 0), UTIL_HTTP_ANSWERED);
+    ck_assert_int_eq(util_http_route_of(-ECONNREFUSED, 0, NULL, 0, NULL, 0), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(-ETIMEDOUT, 0, NULL, 0, NULL, 0), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(-ECONNRESET, 0, NULL, 0, NULL, 0), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(-EHOSTUNREACH, 0, NULL, 0, NULL, 0), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(-EPROTO, 0, NULL, 0, NULL, 0), UTIL_HTTP_GIVE_UP);
+    ck_assert_int_eq(util_http_route_of(-EINVAL, 0, NULL, 0, NULL, 0), UTIL_HTTP_GIVE_UP);
+    ck_assert_int_eq(util_http_route_of(0, 503, nl, strlen(nl), NULL, 0), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(0, 503, "{\"title\": \"busy\"}", 17, NULL, 0),
+                     UTIL_HTTP_ANSWERED);
+    ck_assert_int_eq(util_http_route_of(0, 503, "no leader", 9, NULL, 0), UTIL_HTTP_ANSWERED);
+    for (unsigned hops = 0; hops < UTIL_HTTP_MAX_HOPS; hops++) {
+        ck_assert_int_eq(util_http_route_of(0, 307, "{}", 2, ld, hops), UTIL_HTTP_FOLLOW);
+    }
+    ck_assert_int_eq(UTIL_HTTP_MAX_HOPS, 3);
+    ck_assert_int_eq(util_http_route_of(0, 307, "{}", 2, ld, 3), UTIL_HTTP_NEXT);
+    ck_assert_int_eq(util_http_route_of(0, 307, "{}", 2, NULL, 0), UTIL_HTTP_ANSWERED);
+    ck_assert_int_eq(util_http_route_of(0, 307, "{}", 2, "", 0), UTIL_HTTP_ANSWERED);
+}
+END_TEST
+
+/* A dead controller first in the list: the next one, at once (no backoff), and it stays the
+ * one talked to. */
+START_TEST(test_agent_ctl_next_on_dead)
+{
+    struct event_base *base = event_base_new();
+    fake f;
+    seen s;
+    agent_ctl *c;
+    char list[160];
+    seen_init(&s);
+    fake_start(&f, base);
+    f.registration_exists = true;
+    snprintf(list, sizeof(list), "http://127.0.0.1:1,%s", f.url);
+    agent_ctl_cfg cfg = cfg_for(list, AGENT_TOKEN, in_scratch("state"), &s);
+    cfg.backoff_min_ms = 5000; /* a backoff would show */
+    cfg.backoff_max_ms = 5000;
+    uint64_t t0 = now_ms();
+    ck_assert_int_eq(agent_ctl_new(base, &cfg, &c), 0);
+    ck_assert(run_until(base, is_up, &s, 2000));
+    ck_assert_msg(now_ms() - t0 < 1000, "%" PRIu64 " ms", now_ms() - t0);
+    ck_assert_str_eq(agent_ctl_current(c), fake_base(&f));
+    ck_assert_uint_eq(f.registrations, 1);
+    ck_assert_uint_eq(s.downs, 0);
+    ck_assert_uint_eq(log_count("controller http://127.0.0.1:1: registration: "), 1);
+    agent_ctl_free(c);
+    fake_stop(&f);
+    event_base_free(base);
+    seen_fini(&s);
+}
+END_TEST
+
+/* A follower's 307: the registration and the reports go to the leader it names, sent again at
+ * once; the agent then talks to the leader. util_http gives the header to its caller. */
+START_TEST(test_agent_ctl_follows_leader)
+{
+    struct event_base *base = event_base_new();
+    fake fol, lead;
+    seen s;
+    agent_ctl *c;
+    agent_ctl_stats st;
+    seen_init(&s);
+    fake_start(&fol, base);
+    fake_start(&lead, base);
+    lead.registration_exists = true;
+    snprintf(fol.leader, sizeof(fol.leader), "%s", fake_base(&lead));
+    agent_ctl_cfg cfg = cfg_for(fol.url, AGENT_TOKEN, in_scratch("state"), &s);
+    ck_assert_int_eq(agent_ctl_new(base, &cfg, &c), 0);
+    ck_assert(run_until(base, is_up, &s, 2000));
+    ck_assert_uint_eq(fol.redirects, 1);
+    ck_assert_uint_eq(fol.registrations, 0);
+    ck_assert_uint_eq(lead.registrations, 1);
+    ck_assert_msg(strstr(lead.registration, "\"host\":\"h0\""), "%s", lead.registration);
+    ck_assert_str_eq(agent_ctl_current(c), fake_base(&lead));
+    ck_assert(run_until(base, polled_on, &lead, 2000));
+    /* a report to a follower (the list's first, asked again after the leader went) follows too */
+    agent_ctl_get_stats(c, &st);
+    ck_assert_uint_eq(st.failures, 0);
+    ck_assert_int_eq(agent_ctl_report(c, "{\"host\": \"h0\"}", 14), 0);
+    run_for(base, 300);
+    ck_assert_uint_eq(lead.reports, 1);
+    agent_ctl_get_stats(c, &st);
+    ck_assert_uint_eq(st.reports_sent, 1);
+    agent_ctl_free(c);
+
+    /* util_http: the leader's header and Retry-After reach the callback */
+    ended e = {0};
+    util_http *r;
+    char url[128], err[256];
+    util_http_opts post = {.method = "POST", .body = "{}", .bodylen = 2};
+    snprintf(url, sizeof(url), "%s/api/v1/reports", fake_base(&fol));
+    ck_assert_int_eq(util_http_start(base, url, &post, on_end, &e, &r, err, sizeof(err)), 0);
+    ck_assert(run_until(base, ended_one, &e, 2000));
+    ck_assert_int_eq(e.status, 307);
+    ck_assert_str_eq(e.leader, fake_base(&lead));
+    free(e.body);
+    memset(&e, 0, sizeof(e));
+    lead.no_leader = true;
+    snprintf(url, sizeof(url), "%s/api/v1/denylist", fake_base(&lead));
+    ck_assert_int_eq(util_http_start(base, url, NULL, on_end, &e, &r, err, sizeof(err)), 0);
+    ck_assert(run_until(base, ended_one, &e, 2000));
+    ck_assert_int_eq(e.status, 503);
+    ck_assert_uint_eq(e.retry_after, 1);
+    ck_assert_str_eq(e.leader, "");
+    free(e.body);
+    fake_stop(&fol);
+    fake_stop(&lead);
+    event_base_free(base);
+    seen_fini(&s);
+}
+END_TEST
+
+/* Followers that name each other in a circle: 3 redirects, then a failure (the backoff), never
+ * a fourth hop. */
+START_TEST(test_agent_ctl_redirect_limit)
+{
+    struct event_base *base = event_base_new();
+    fake f;
+    seen s;
+    agent_ctl *c;
+    seen_init(&s);
+    fake_start(&f, base);
+    snprintf(f.leader, sizeof(f.leader), "%s", fake_base(&f)); /* itself */
+    agent_ctl_cfg cfg = cfg_for(f.url, AGENT_TOKEN, in_scratch("state"), &s);
+    cfg.backoff_min_ms = 2000;
+    cfg.backoff_max_ms = 2000;
+    ck_assert_int_eq(agent_ctl_new(base, &cfg, &c), 0);
+    ck_assert(run_until(base, logged_once, "registration: over 3 redirects", 2000));
+    run_for(base, 200);
+    ck_assert_uint_eq(f.redirects, 4); /* the request and 3 hops */
+    ck_assert_uint_eq(f.requests, 4);
+    ck_assert_uint_eq(s.ups, 0);
+    agent_ctl_free(c);
+    fake_stop(&f);
+    event_base_free(base);
+    seen_fini(&s);
+}
+END_TEST
+
+/* A controller without a leader: the next one, at once. */
+START_TEST(test_agent_ctl_next_on_no_leader)
+{
+    struct event_base *base = event_base_new();
+    fake nl, lead;
+    seen s;
+    agent_ctl *c;
+    char list[160];
+    seen_init(&s);
+    fake_start(&nl, base);
+    fake_start(&lead, base);
+    nl.no_leader = true;
+    lead.registration_exists = true;
+    snprintf(list, sizeof(list), "%s,%s", fake_base(&nl), fake_base(&lead));
+    agent_ctl_cfg cfg = cfg_for(list, AGENT_TOKEN, in_scratch("state"), &s);
+    cfg.backoff_min_ms = 5000;
+    cfg.backoff_max_ms = 5000;
+    ck_assert_int_eq(agent_ctl_new(base, &cfg, &c), 0);
+    ck_assert(run_until(base, is_up, &s, 1000));
+    ck_assert_uint_eq(nl.requests, 1);
+    ck_assert_uint_eq(lead.registrations, 1);
+    ck_assert_uint_eq(log_count("it has no leader (503); trying"), 1);
+    agent_ctl_free(c);
+    fake_stop(&nl);
+    fake_stop(&lead);
+    event_base_free(base);
+    seen_fini(&s);
+}
+END_TEST
+
+/* The controller holding the push channel dies: the agent registers with the next and holds
+ * the push channel there within a second, not after the channel's 25 s; a view older by
+ * (epoch, version) than the one applied is left aside, a newer epoch's lower version taken. */
+START_TEST(test_agent_ctl_failover)
+{
+    struct event_base *base = event_base_new();
+    fake a, b;
+    seen s;
+    agent_ctl *c;
+    agent_ctl_stats st;
+    char list[160];
+    seen_init(&s);
+    fake_start(&a, base);
+    fake_start(&b, base);
+    a.registration_exists = b.registration_exists = true;
+    a.epoch = 2;
+    a.version = 7;
+    b.epoch = 1; /* behind: an older leader's view, with a higher count */
+    b.version = 9;
+    snprintf(list, sizeof(list), "%s,%s", fake_base(&a), fake_base(&b));
+    agent_ctl_cfg cfg = cfg_for(list, AGENT_TOKEN, in_scratch("state"), &s);
+    ck_assert_int_eq(agent_ctl_new(base, &cfg, &c), 0);
+    ck_assert(run_until(base, polled_on, &a, 2000));
+    ck_assert_uint_eq(s.version, 7);
+    agent_ctl_get_stats(c, &st);
+    ck_assert_uint_eq(st.epoch, 2);
+    fake_kill(&a);
+    uint64_t t0 = now_ms();
+    ck_assert(run_until(base, logged_once, "is older than the one applied", 2000));
+    ck_assert_msg(now_ms() - t0 < 1000, "%" PRIu64 " ms", now_ms() - t0);
+    ck_assert_uint_ge(b.registrations, 1);
+    run_for(base, 300);
+    ck_assert_uint_eq(s.version, 7); /* (1, 9) < (2, 7): never applied */
+    ck_assert_uint_eq(s.denylists, 1);
+    /* b becomes the leader, epoch 3, its list counted from 1 */
+    b.epoch = 3;
+    b.version = 1;
+    uint64_t want = 3;
+    void *args[2] = {c, &want};
+    ck_assert(run_until(base, has_epoch, args, 2000));
+    ck_assert_uint_eq(s.version, 1);
+    ck_assert_msg(strstr(s.denylist, "\"epoch\": 3"), "%s", s.denylist);
+    ck_assert(run_until(base, polled_on, &b, 2000));
+    ck_assert_str_eq(agent_ctl_current(c), fake_base(&b));
+    ck_assert_int_eq(s.link, 1);
+    /* the kept denylist carries its epoch: a restarted agent leaves aside what is older */
+    agent_ctl_free(c);
+    fake_stop(&b);
+    event_base_free(base);
+    seen_fini(&s);
+}
+END_TEST
 
 START_TEST(test_util_http_async)
 {
@@ -1035,6 +1349,13 @@ Suite *agent_ctl_suite(void)
     tcase_add_test(fakes, test_agent_ctl_set_ports);
     tcase_add_test(fakes, test_agent_ctl_bad_cfg);
     tcase_add_test(fakes, test_util_http_async);
+    tcase_add_test(fakes, test_agent_ctl_view_order);
+    tcase_add_test(fakes, test_util_http_route);
+    tcase_add_test(fakes, test_agent_ctl_next_on_dead);
+    tcase_add_test(fakes, test_agent_ctl_follows_leader);
+    tcase_add_test(fakes, test_agent_ctl_redirect_limit);
+    tcase_add_test(fakes, test_agent_ctl_next_on_no_leader);
+    tcase_add_test(fakes, test_agent_ctl_failover);
     suite_add_tcase(s, fakes);
     return s;
 }
