@@ -66,8 +66,11 @@ static void *campaign(void *arg)
         e->etcd_ok = rv == 0;
         e->epoch = e->el.epoch;
         snprintf(e->current, sizeof(e->current), "%s", e->el.current);
-        /* a step every third of the TTL, as util_elect_step asks, sooner after a failure */
-        int64_t wait = rv == 0 ? (int64_t)e->el.ttl_s * 1000000000 / 3 : 300000000;
+        /* a step every third of the TTL, as util_elect_step asks; a follower more often, so
+         * that it takes a dead leader's place within a quarter second of its lease's end */
+        int64_t wait = rv != 0 ? 300000000
+                       : now   ? (int64_t)e->el.ttl_s * 1000000000 / 3
+                               : 250000000;
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         int64_t ns = (int64_t)until.tv_nsec + wait;

@@ -510,16 +510,30 @@ static int run_localize(int argc, char **argv)
                           .cert_pem = cert,
                           .key_pem = key,
                           .client_ca_pem = client_ca};
+    if ((frv = probe_serve_start(&sc, &http, err, sizeof(err))) != 0) {
+        fprintf(stderr, "mrc-probe: --listen %s: %s\n", o.listen, err);
+        status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
+        goto out;
+    }
     char shard[128];
     probe_shard_str(planes, shard, sizeof(shard));
     if (o.etcd) {
+        /* --advertise ...:0 (a test's): the port it serves on */
+        char adv[512];
+        size_t al = strlen(o.advertise);
+        if (al > 2 && strcmp(o.advertise + al - 2, ":0") == 0) {
+            snprintf(adv, sizeof(adv), "%.*s:%u", (int)(al - 2), o.advertise,
+                     probe_serve_port(http));
+        } else {
+            snprintf(adv, sizeof(adv), "%s", o.advertise);
+        }
         char key[256], host[256] = "localizer";
         gethostname(host, sizeof(host) - 1);
         snprintf(key, sizeof(key), "/mrcfab/localizer/%s/leader", shard);
         probe_elect_cfg ec = {.endpoints = o.etcd,
                               .key = key,
                               .name = o.name ? o.name : host,
-                              .url = o.advertise,
+                              .url = adv,
                               .ttl_s = (unsigned)o.lease_s};
         if ((frv = probe_elect_start(&ec, &elect, err, sizeof(err))) != 0) {
             fprintf(stderr, "mrc-probe: --etcd %s: %s\n", o.etcd, err);
@@ -530,14 +544,9 @@ static int run_localize(int argc, char **argv)
         lead_ev = event_new(base, -1, EV_PERSIST, on_lead_tick, &lead);
         struct timeval ltv = {0, 100000};
         event_add(lead_ev, &ltv);
-        sc.elect = elect;
+        probe_serve_set_elect(http, elect);
         util_log(UTIL_LOG_NOTICE, "shard %s: campaigning on %s as %s (%s)", shard, key, ec.name,
-                 o.advertise);
-    }
-    if ((frv = probe_serve_start(&sc, &http, err, sizeof(err))) != 0) {
-        fprintf(stderr, "mrc-probe: --listen %s: %s\n", o.listen, err);
-        status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
-        goto out;
+                 adv);
     }
     /* the port line has the controller's form, so --listen ...:0 is usable by scripts and tests */
     util_log(UTIL_LOG_NOTICE,

@@ -92,8 +92,10 @@ static void reply_json(util_httpd_req *req, int status, json_object *j)
  * the problem document's "leader" for one that reads only bodies. */
 static void not_leader(probe_serve *s, util_httpd_req *req)
 {
-    probe_elect_state st;
-    probe_elect_get(s->elect, &st);
+    probe_elect_state st = {0};
+    if (s->elect) {
+        probe_elect_get(s->elect, &st);
+    }
     probe_localize_refused(s->loc, PROBE_REFUSED_NOT_LEADER);
     json_object *p = json_object_new_object();
     if (!st.leader[0] || st.leading) {
@@ -144,7 +146,7 @@ static void handle(void *user, util_httpd_req *req)
         util_httpd_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", m.s, m.len, NULL);
         return;
     }
-    if (s->elect && !probe_localize_leading(s->loc)) {
+    if (!probe_localize_leading(s->loc)) {
         not_leader(s, req);
         return;
     }
@@ -200,6 +202,11 @@ int probe_serve_start(const probe_serve_cfg *cfg, probe_serve **ps, char *err, s
     }
     *ps = s;
     return 0;
+}
+
+void probe_serve_set_elect(probe_serve *s, probe_elect *elect)
+{
+    s->elect = elect;
 }
 
 unsigned probe_serve_port(const probe_serve *s)

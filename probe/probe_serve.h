@@ -31,6 +31,9 @@ typedef struct probe_serve_cfg {
  * or a negative errno with a sentence in |err|. */
 int probe_serve_start(const probe_serve_cfg *cfg, probe_serve **ps, char *err, size_t errlen);
 unsigned probe_serve_port(const probe_serve *s);
+/* The election, once it runs (it needs the served port for its URL): where a follower finds
+ * the leader. Until then a follower answers 503. */
+void probe_serve_set_elect(probe_serve *s, probe_elect *elect);
 /* From the loop's thread (or once it has ended). NULL is a no-op. */
 void probe_serve_free(probe_serve *s);
 

@@ -23,7 +23,7 @@ static size_t base_len(const char *url, bool *ptls)
     } else {
         return 0;
     }
-    size_t alen = strcspn(url + skip, "/?#");
+    size_t alen = strcspn(url + skip, "/?#,"); /* a list's comma ends one URL */
     return alen ? skip + alen : 0;
 }
 
