@@ -25,8 +25,9 @@ source "$root/tests/ha/etcd_cluster.sh"
 command -v etcd >/dev/null || { echo "SKIP: no etcd (deploy/install-deps.sh installs it)"; exit 77; }
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    # etcd's members are children too: stopped first, or the wait would be for them
     etcd_down "$work"
+    wait 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
