@@ -16,6 +16,7 @@
 
 #include "probe_node.h"
 #include "probe_post.h"
+#include "probe_shard.h"
 #include "probe_wire.h"
 
 #define LOC_PENDING 8     /* windows awaiting their reports */
@@ -135,14 +136,28 @@ struct probe_localize {
     util_http *list_req; /* GET /api/v1/denylist in flight, or NULL */
     probe_post *post;    /* the evidence */
     uint64_t results_posted, results_dropped;
-    uint64_t regain;   /* windows to evaluate before a restored action may count clean */
-    bool adopt_pending; /* the entries it owns at the controller not yet read (whoami first) */
-    char *saved;        /* the state last written, without its volatile fields */
-    bool save_failing;  /* said once until a write works again */
+    uint64_t regain;       /* windows to evaluate before a restored action may count clean */
+    bool adopt_pending;    /* the entries it owns at the controller not yet read (whoami first) */
+    char *saved;           /* the state last written, without its volatile fields */
+    bool save_failing;     /* said once until a write works again */
+    uint64_t mask;         /* the shard's planes */
+    uint32_t expect_hosts; /* hosts with a port of the shard's planes: a window is complete
+                            * when each reported */
+    bool leading;          /* not elected, or elected and leading */
 };
 
 static void adopt_owned(probe_localize *loc, json_object *entries);
 static void state_sync(probe_localize *loc);
+
+static uint64_t loc_now(const probe_localize *loc)
+{
+    return loc->cfg.clock ? loc->cfg.clock() : probe_node_clock();
+}
+
+static bool in_shard(const probe_localize *loc, unsigned plane)
+{
+    return plane < 64 && (loc->mask >> plane & 1);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -217,7 +232,7 @@ static int report_take(probe_localize *loc, json_object *r, const char *sender, 
                 snprintf(err, errlen, "window %" PRId64 " is evaluated already", window);
                 return -ESTALE;
             }
-            uint64_t now_w = probe_node_clock() / loc->cfg.window_ns;
+            uint64_t now_w = loc_now(loc) / loc->cfg.window_ns;
             w = (uint64_t)window <= now_w ? win_get(loc, (uint64_t)window, true) : NULL;
             if (!w) {
                 snprintf(err, errlen, "window %" PRId64 " is not one this localizer is collecting",
@@ -246,6 +261,15 @@ static int report_take(probe_localize *loc, json_object *r, const char *sender, 
                          "port %zu: not a port of %s (plane, t0, port, sent, deficits)", i,
                          json_object_get_string(jh));
                 return -EINVAL;
+            }
+            if (!in_shard(loc, (unsigned)plane)) {
+                char mine[128];
+                probe_shard_str(loc->mask, mine, sizeof(mine));
+                snprintf(err, errlen,
+                         "port %zu is of plane %" PRId64 ": this localizer takes planes %s only "
+                         "(send each plane's ports to its own shard)",
+                         i, plane, mine);
+                return -EXDEV;
             }
             if (pass == 1) {
                 probe_infer_add_sent(loc->inf, (uint64_t)window, (unsigned)plane, (unsigned)t0,
@@ -325,6 +349,7 @@ int probe_localize_report(probe_localize *loc, json_object *r, const char *sende
         probe_localize_refused(loc, rv == -EPERM    ? PROBE_REFUSED_FORBIDDEN
                                     : rv == -ESTALE ? PROBE_REFUSED_LATE
                                     : rv == -EEXIST ? PROBE_REFUSED_DUPLICATE
+                                    : rv == -EXDEV  ? PROBE_REFUSED_MISDIRECTED
                                                     : PROBE_REFUSED_INVALID);
     }
     /* a duplicate is a conflict with the window's state, as a late report is (409) */
@@ -1087,6 +1112,9 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
         }
         /* no report: the host sent nothing (a stalled host is no network loss) */
         for (unsigned p = 0; p < fab_topo_planes(loc->cfg.topo); p++) {
+            if (!in_shard(loc, p)) {
+                continue;
+            }
             uint32_t sw;
             unsigned swport;
             fab_switch t0;
@@ -1149,15 +1177,17 @@ static void evaluate(probe_localize *loc, uint64_t window, uint64_t now)
     evidence(loc, window, n);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+void probe_localize_poll(probe_localize *loc)
 {
-    probe_localize *loc = arg;
-    (void)fd;
-    (void)what;
-    uint64_t now = probe_node_clock(), W = loc->cfg.window_ns;
+    uint64_t now = loc_now(loc), W = loc->cfg.window_ns;
+    if (!loc->leading) {
+        /* a follower takes no report: the windows pass unevaluated, none of them its own */
+        loc->last_eval = now / W > loc->last_eval ? now / W : loc->last_eval;
+        return;
+    }
     for (uint64_t w = loc->last_eval + 1; (w + 1) * W <= now; w++) {
         lwin *lw = win_get(loc, w, false);
-        bool all = lw && lw->nreports == loc->nhosts;
+        bool all = lw && lw->nreports == loc->expect_hosts;
         if (!all && now < (w + 1) * W + loc->cfg.deadline_ns) {
             break;
         }
@@ -1170,6 +1200,13 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         }
     }
     state_sync(loc);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    probe_localize_poll(arg);
 }
 
 /* The heartbeat's answer. A failure is said once (info) and counted apart from the denylist's
@@ -1198,7 +1235,7 @@ static void on_beat(void *user, util_http_result *res)
         }
         json_object_put(b);
     }
-    if (loc->adopt_pending && loc->me[0]) {
+    if (loc->adopt_pending && loc->leading && loc->me[0]) {
         list_start(loc); /* the entries it owns, once it knows its name; again each beat */
     }
     loc->beat_failures += !ok;
@@ -1345,7 +1382,7 @@ static bool list_has(json_object *entries, int64_t id)
  */
 static void adopt_owned(probe_localize *loc, json_object *entries)
 {
-    uint64_t now = probe_node_clock(); /* the actions' clock: the windows' */
+    uint64_t now = loc_now(loc); /* the actions' clock: the windows' */
     char name[64];
     unsigned adopted = 0;
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
@@ -1368,9 +1405,12 @@ static void adopt_owned(probe_localize *loc, json_object *entries)
         int64_t id;
         probe_comp c;
         if (jint(je, "id", &id) != 0 || id <= 0 || strcmp(jstr(je, "source"), "prober") != 0 ||
-            strcmp(jstr(je, "author"), loc->me) != 0 || json_object_object_get_ex(je, "window", &m) ||
-            id_taken(loc, id)) {
+            strcmp(jstr(je, "author"), loc->me) != 0 ||
+            json_object_object_get_ex(je, "window", &m) || id_taken(loc, id)) {
             continue;
+        }
+        if (entry_comp(loc, el, scope, &c) == 0 && !in_shard(loc, c.plane)) {
+            continue; /* another shard's (a token shared by shards): that shard lifts it */
         }
         if (entry_comp(loc, el, scope, &c) != 0) {
             util_log(UTIL_LOG_WARNING,
@@ -1425,10 +1465,10 @@ static void adopt_owned(probe_localize *loc, json_object *entries)
  * verdicts' evidence, the times), which alone do not call for a write. */
 static void state_build(const probe_localize *loc, bool full, util_buf *b)
 {
-    static const char *const est[] = {"want", "posting", "posting", "held",
-                                      "refused", "held",  "gone"};
+    static const char *const est[] = {"want",    "posting", "posting", "held",
+                                      "refused", "held",    "gone"};
     /* lifted_at is of the windows' clock, as every time of an action is */
-    uint64_t wall = probe_node_clock();
+    uint64_t wall = loc_now(loc);
     util_buf_printf(b, "{\"version\":%d,\"window_ms\":%" PRIu64 ",\"epoch\":%u", LOC_STATE_VERSION,
                     (uint64_t)(loc->cfg.window_ns / 1000000u), loc->cfg.epoch);
     if (full) {
@@ -1450,19 +1490,19 @@ static void state_build(const probe_localize *loc, bool full, util_buf *b)
                         ",\"type\":%u,\"plane\":%u,\"t0\":%u,\"other\":%u,\"state\":\"%s\","
                         "\"restored\":%s,\"flaps\":%u,\"hold_ms\":%" PRIu64
                         ",\"lifted_window\":%" PRIu64 ",\"entries\":[",
-                        a->comp.type, a->comp.plane, a->comp.t0, a->comp.other,
-                        act_names[a->state], a->restored ? "true" : "false", a->flaps,
-                        (uint64_t)(a->hold_ns / 1000000u), a->lifted_at ? a->lifted_window : 0);
+                        a->comp.type, a->comp.plane, a->comp.t0, a->comp.other, act_names[a->state],
+                        a->restored ? "true" : "false", a->flaps, (uint64_t)(a->hold_ns / 1000000u),
+                        a->lifted_at ? a->lifted_window : 0);
         for (unsigned k = 0; a->state != ACT_FREE && k < a->nels; k++) {
-            util_buf_printf(b, "%s{\"id\":%" PRId64 ",\"st\":\"%s\"}", k ? "," : "",
-                            a->ents[k].id, est[a->ents[k].st]);
+            util_buf_printf(b, "%s{\"id\":%" PRId64 ",\"st\":\"%s\"}", k ? "," : "", a->ents[k].id,
+                            est[a->ents[k].st]);
         }
         util_buf_printf(b, "]");
         if (full) {
             util_buf_printf(b,
-                            ",\"lifted_ago_ms\":%" PRId64 ",\"verdict\":{\"loss\":%.17g,\"lost\":%" PRIu64
-                            ",\"sent\":%" PRIu64 ",\"horizon\":%u,\"llr\":%.17g,\"since\":%" PRIu64
-                            ",\"healed\":%s}",
+                            ",\"lifted_ago_ms\":%" PRId64
+                            ",\"verdict\":{\"loss\":%.17g,\"lost\":%" PRIu64 ",\"sent\":%" PRIu64
+                            ",\"horizon\":%u,\"llr\":%.17g,\"since\":%" PRIu64 ",\"healed\":%s}",
                             a->lifted_at ? (int64_t)((wall - a->lifted_at) / 1000000ull) : -1,
                             num(a->v.loss, 0, 1), a->v.lost, a->v.sent, a->v.horizon,
                             num(a->v.llr, 0, 1e12), a->v.since, a->v.healed ? "true" : "false");
@@ -1482,8 +1522,8 @@ static int state_write(const char *path, const char *data, size_t len)
         return rv;
     }
     errno = 0;
-    if (fchmod(fileno(af.f), 0600) != 0 || fwrite(data, 1, len, af.f) != len ||
-        fflush(af.f) != 0 || fsync(fileno(af.f)) != 0) {
+    if (fchmod(fileno(af.f), 0600) != 0 || fwrite(data, 1, len, af.f) != len || fflush(af.f) != 0 ||
+        fsync(fileno(af.f)) != 0) {
         rv = errno ? -errno : -EIO;
         util_afile_abort(&af);
         return rv;
@@ -1580,10 +1620,10 @@ static bool state_action(const probe_localize *loc, json_object *o, uint64_t age
         !json_object_object_get_ex(o, "verdict", &v) || jnum(v, "loss", &loss) ||
         jnum(v, "llr", &llr) || jint(v, "lost", &lost) || jint(v, "sent", &sent) ||
         jint(v, "horizon", &horizon) || jint(v, "since", &since) ||
-        !json_object_object_get_ex(v, "healed", &m) ||
-        !json_object_is_type(m, json_type_boolean)) {
-        snprintf(why, whylen, "want type, plane, t0, other, state, flaps, hold_ms, "
-                              "lifted_window, lifted_ago_ms, entries and verdict");
+        !json_object_object_get_ex(v, "healed", &m) || !json_object_is_type(m, json_type_boolean)) {
+        snprintf(why, whylen,
+                 "want type, plane, t0, other, state, flaps, hold_ms, "
+                 "lifted_window, lifted_ago_ms, entries and verdict");
         return false;
     }
     if (type < 0 || type >= PROBE_COMP_TYPES || plane < 0 || plane >= MAX_PLANE || t0 < 0 ||
@@ -1640,7 +1680,7 @@ static bool state_action(const probe_localize *loc, json_object *o, uint64_t age
                            .healed = json_object_get_boolean(m)};
     *pkeep = true;
     if (ago >= 0) {
-        uint64_t now = probe_node_clock(), age = age_ns + (uint64_t)ago * 1000000ull;
+        uint64_t now = loc_now(loc), age = age_ns + (uint64_t)ago * 1000000ull;
         a->lifted_window = (uint64_t)lwin;
         a->lifted_at = now > age ? now - age : 1;
         /* a lifted one is kept for its dampening memory only */
@@ -1704,8 +1744,10 @@ static int state_load(probe_localize *loc, char *err, size_t errlen)
         jint(j, "written_ms", &written) || written < 0 ||
         !json_object_object_get_ex(j, "actions", &acts) ||
         !json_object_is_type(acts, json_type_array)) {
-        snprintf(why, sizeof(why), "not a localizer's state of version %d (version, written_ms, "
-                 "actions)", LOC_STATE_VERSION);
+        snprintf(why, sizeof(why),
+                 "not a localizer's state of version %d (version, written_ms, "
+                 "actions)",
+                 LOC_STATE_VERSION);
         goto discard;
     }
     if (json_object_array_length(acts) > LOC_ACTIONS) {
@@ -1713,7 +1755,7 @@ static int state_load(probe_localize *loc, char *err, size_t errlen)
                  json_object_array_length(acts), LOC_ACTIONS);
         goto discard;
     }
-    uint64_t wall_ms = probe_node_clock() / 1000000ull;
+    uint64_t wall_ms = loc_now(loc) / 1000000ull;
     uint64_t age = wall_ms > (uint64_t)written ? (wall_ms - (uint64_t)written) * 1000000ull : 0;
     tmp = util_xcalloc(LOC_ACTIONS, sizeof(*tmp));
     for (size_t i = 0; i < json_object_array_length(acts); i++) {
@@ -1730,6 +1772,15 @@ static int state_load(probe_localize *loc, char *err, size_t errlen)
                 goto discard;
             }
         }
+        if (keep && !in_shard(loc, tmp[nt].comp.plane)) {
+            char name[64];
+            probe_comp_name(&tmp[nt].comp, name, sizeof(name));
+            /* --planes changed across the restart: the shard that takes its plane adopts its
+             * entries from the controller's list */
+            util_log(UTIL_LOG_NOTICE, "state file %s: %s is of another shard's plane; left to it",
+                     path, name);
+            keep = false;
+        }
         nt += keep;
     }
     for (size_t i = 0; i < nt; i++) {
@@ -1737,7 +1788,7 @@ static int state_load(probe_localize *loc, char *err, size_t errlen)
     }
     util_log(UTIL_LOG_NOTICE, "state file %s: %zu components restored", path, nt);
     goto out;
-discard: {
+discard : {
     char bad[4096];
     snprintf(bad, sizeof(bad), "%s.bad", path);
     rename(path, bad);
@@ -1763,9 +1814,20 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     loc->R = probe_plan_per_window(cfg->plan);
     loc->nhosts = fab_topo_nhosts(cfg->topo);
     loc->planes = probe_plan_planes(cfg->plan);
+    loc->mask = probe_shard_all(loc->planes) & (cfg->planes ? cfg->planes : UINT64_MAX);
+    loc->leading = !cfg->elected;
+    for (uint32_t h = 0; h < loc->nhosts; h++) {
+        bool has = false;
+        for (unsigned p = 0; p < fab_topo_planes(cfg->topo) && !has; p++) {
+            uint32_t sw;
+            unsigned swport;
+            has = in_shard(loc, p) && fab_host_attach(cfg->topo, h, p, &sw, &swport) == 0;
+        }
+        loc->expect_hosts += has;
+    }
     probe_plan_shape(cfg->plan, 0, &loc->nt0, &loc->nt1, &loc->nports);
     /* windows that began before it came are not its own */
-    loc->last_eval = probe_node_clock() / cfg->window_ns;
+    loc->last_eval = loc_now(loc) / cfg->window_ns;
     loc->vbuf = util_xcalloc(LOC_VERDICTS, sizeof(*loc->vbuf));
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         loc->win[i].window = UINT64_MAX;
@@ -1818,6 +1880,55 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     return 0;
 }
 
+void probe_localize_lead(probe_localize *loc, bool leading)
+{
+    if (!loc->cfg.elected || leading == loc->leading) {
+        return;
+    }
+    loc->leading = leading;
+    uint64_t now_w = loc_now(loc) / loc->cfg.window_ns;
+    if (leading) {
+        /* the windows that began before it led are not its own: their reports went elsewhere */
+        loc->last_eval = now_w > loc->last_eval ? now_w : loc->last_eval;
+        /* whatever it holds (its state file's) waits for the evidence to be rebuilt, as after
+         * a restart, and the predecessor's entries are adopted from the controller's list */
+        loc->regain =
+            loc->evaluated + (1ull << (loc->cfg.infer.horizons ? loc->cfg.infer.horizons - 1 : 0));
+        for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+            if (loc->act[i].state != ACT_FREE) {
+                loc->act[i].restored = true;
+                loc->act[i].clean_since = 0;
+            }
+        }
+        loc->adopt_pending = loc->cfg.controller != NULL;
+        if (loc->adopt_pending && loc->me[0]) {
+            list_start(loc);
+        }
+        util_log(UTIL_LOG_NOTICE, "leading: evaluating from window %" PRIu64 "%s", now_w + 1,
+                 loc->adopt_pending ? ", the predecessor's entries adopted from the controller"
+                                    : "");
+        return;
+    }
+    /* the new leader owns the entries now: nothing lifted, nothing on its way */
+    util_http_cancel(loc->list_req);
+    loc->list_req = NULL;
+    unsigned dropped = 0;
+    for (unsigned i = 0; i < LOC_ACTIONS; i++) {
+        for (unsigned k = 0; k < LOC_ENTRIES; k++) {
+            util_http_cancel(loc->act[i].ents[k].req);
+        }
+        dropped += loc->act[i].state != ACT_FREE;
+        memset(&loc->act[i], 0, sizeof(loc->act[i]));
+    }
+    loc->adopt_pending = false;
+    util_log(UTIL_LOG_NOTICE, "following: %u components left to the leader", dropped);
+}
+
+bool probe_localize_leading(const probe_localize *loc)
+{
+    return loc->leading;
+}
+
 void probe_localize_free(probe_localize *loc)
 {
     if (!loc) {
@@ -1855,6 +1966,16 @@ json_object *probe_localize_status(const probe_localize *loc)
     json_object_object_add(o, "evaluated", json_object_new_uint64(loc->evaluated));
     json_object_object_add(o, "reports", json_object_new_uint64(loc->reports));
     json_object_object_add(o, "failures", json_object_new_uint64(loc->failures));
+    char planes[128];
+    probe_shard_str(loc->mask, planes, sizeof(planes));
+    json_object *sh = json_object_new_object();
+    json_object_object_add(sh, "planes", json_object_new_string(planes));
+    json_object_object_add(sh, "role",
+                           json_object_new_string(!loc->cfg.elected ? "alone"
+                                                  : loc->leading    ? "leader"
+                                                                    : "follower"));
+    json_object_object_add(sh, "hosts", json_object_new_uint64(loc->expect_hosts));
+    json_object_object_add(o, "shard", sh);
     if (loc->post) {
         probe_post_stats st;
         probe_post_stats_get(loc->post, &st);
@@ -1912,7 +2033,8 @@ json_object *probe_localize_status(const probe_localize *loc)
 void probe_localize_metrics(const probe_localize *loc, util_buf *b)
 {
     static const char *const reasons[PROBE_REFUSALS] = {"unauthorized", "forbidden", "invalid",
-                                                        "late",         "too_large", "duplicate"};
+                                                        "late",         "too_large", "duplicate",
+                                                        "misdirected",  "not_leader"};
     static const char *const kinds[] = {"link", "host_port", "switch", "optic"};
     static const char *const states[] = {"adding",  "denied", "refused",
                                          "lifting", "healed", "logged"};
@@ -1988,5 +2110,9 @@ void probe_localize_metrics(const probe_localize *loc, util_buf *b)
          "Results of a window beyond what its posts hold (64 posts), never sent.");
     util_buf_printf(b, "mrcfab_localizer_evidence_results_dropped_total %" PRIu64 "\n",
                     loc->results_dropped);
+    HEAD("mrcfab_localizer_leader", "gauge",
+         "1 while this localizer infers and keeps the denylist for its planes (alone, or the "
+         "elected leader of its shard), 0 while it follows.");
+    util_buf_printf(b, "mrcfab_localizer_leader %d\n", loc->leading ? 1 : 0);
 #undef HEAD
 }

@@ -12,12 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "probe_elect.h"
 #include "probe_localize.h"
 #include "probe_node.h"
+#include "probe_send.h"
 #include "probe_serve.h"
+#include "probe_shard.h"
 #include "probe_validate.h"
 #include "probe_wire.h"
 #include "util.h"
+#include "util_peers.h"
 
 static struct {
     char *topology, *host, *log, *report_url, *token_file, *listen, *controller, *cacert,
@@ -28,7 +34,29 @@ static struct {
     bool json, open;
     char *cert, *key, *client_ca;
     uint64_t request_timeout, per_client, rate_limit, rate_burst;
+    char *localizer, *planes, *etcd, *name, *advertise;
+    uint64_t lease_s;
 } o;
+
+/* --localizer, once per shard: each value as it comes (util_opt keeps the last only) */
+static struct {
+    char *value[PROBE_SHARD_MAX];
+    size_t n;
+} loc_args;
+
+static int localizer_arg(const util_opt *opt, char *err, size_t errlen)
+{
+    const char *v = *(char **)opt->dest;
+    if (!v) {
+        return 0;
+    }
+    if (loc_args.n == PROBE_SHARD_MAX) {
+        snprintf(err, errlen, "--localizer: at most %d shards", PROBE_SHARD_MAX);
+        return -EINVAL;
+    }
+    loc_args.value[loc_args.n++] = util_xstrdup(v);
+    return 0;
+}
 
 /* The options every role shares: they define the plan, which must be the same everywhere. */
 /* clang-format off */
@@ -48,7 +76,8 @@ static const util_opt node_opts[] = {
     {.name = "tclass", .kind = UTIL_OPT_UINT, .def = "16", .min = 0, .max = 255, .dest = &o.tclass, .help = "the probes' traffic class (16: DSCP 4, MRC's trimmable data)"},
     {.name = "grace-ms", .kind = UTIL_OPT_UINT, .def = "300", .min = 1, .max = 60000, .dest = &o.grace_ms, .arg = "MS", .help = "a window's counts are final this long after it closes"},
     {.name = "max-deficits", .kind = UTIL_OPT_UINT, .def = "256", .min = 0, .max = 1000000, .dest = &o.max_deficits, .help = "deficits listed per port and window (the rest only counted)"},
-    {.name = "report-url", .kind = UTIL_OPT_STR, .dest = &o.report_url, .arg = "URL", .help = "where each report is also POSTed (mrc-probe localize)"},
+    {.name = "report-url", .kind = UTIL_OPT_STR, .dest = &o.report_url, .arg = "URL", .help = "where each report is also POSTed whole (one localizer of every plane)"},
+    {.name = "localizer", .kind = UTIL_OPT_STR, .dest = &o.localizer, .arg = "[PLANES=]URL,...", .check = localizer_arg, .help = "a shard's localizers (base URLs; once per shard): its planes' ports are reported there, to the leader among them; without PLANES, every plane"},
     UTIL_OPT_TOKEN_FILE(&o.token_file),
     UTIL_OPT_CACERT(&o.cacert),
     UTIL_OPT_CLIENT_CERT(&o.client_cert),
@@ -73,6 +102,11 @@ static const util_opt loc_opts[] = {
     {.name = "listen", .kind = UTIL_OPT_STR, .def = "[::1]:4793", .dest = &o.listen, .arg = "ADDR:PORT", .help = "where the nodes report"},
     {.name = "report-tokens", .kind = UTIL_OPT_STR, .dest = &o.report_tokens, .arg = "FILE", .help = "file of 'TOKEN prober HOST' lines: each node's token, good for its host's reports only (required, unless --open)"},
     {.name = "open", .kind = UTIL_OPT_BOOL, .def = "false", .dest = &o.open, .help = "take reports without tokens, any host's from anyone: for a lab or a test only"},
+    {.name = "planes", .kind = UTIL_OPT_STR, .def = "all", .dest = &o.planes, .arg = "LIST", .help = "the shard: the planes whose reports it takes and whose elements it denies (0, 0-1, 2,3)"},
+    {.name = "etcd", .kind = UTIL_OPT_STR, .dest = &o.etcd, .arg = "URLS", .help = "etcd's client URLs, comma-separated: the shard's replicas elect a leader, the others follow"},
+    {.name = "name", .kind = UTIL_OPT_STR, .dest = &o.name, .arg = "NAME", .help = "this replica's name in the election (default: the host name)"},
+    {.name = "advertise", .kind = UTIL_OPT_STR, .dest = &o.advertise, .arg = "URL", .help = "this replica's base URL, where a follower sends the nodes (required with --etcd)"},
+    {.name = "lease-s", .kind = UTIL_OPT_UINT, .def = "3", .min = 2, .max = 60, .dest = &o.lease_s, .arg = "S", .help = "the leader's lease: a dead leader's successor leads within it and a second"},
     {.name = "state", .kind = UTIL_OPT_STR, .dest = &o.state, .arg = "FILE", .help = "where verdicts, entries and holds are kept across restarts (default: state.json in $STATE_DIRECTORY when systemd sets it, else none)"},
     UTIL_OPT_CONTROLLER(&o.controller),
     UTIL_OPT_TOKEN_FILE(&o.token_file),
@@ -101,8 +135,8 @@ static const util_opt *const loc_tables[] = {plan_opts, loc_opts, NULL};
 
 static const util_cli node_cli = {
     .prog = "mrc-probe node",
-    .usage = "mrc-probe node --topology FILE --host NAME [--report-url URL --token-file FILE] "
-             "[options]",
+    .usage = "mrc-probe node --topology FILE --host NAME [--localizer [PLANES=]URL,... ...] "
+             "[--token-file FILE] [options]",
     .about = "Sends this host's share of the probe plan on every plane port and reports each "
              "window's\nheartbeat and deficits, one JSON line on stdout and to --report-url, "
              "until SIGTERM.",
@@ -112,7 +146,8 @@ static const util_cli node_cli = {
 static const util_cli loc_cli = {
     .prog = "mrc-probe localize",
     .usage = "mrc-probe localize --topology FILE [--listen ADDR:PORT] (--report-tokens FILE | "
-             "--open) [--controller URL --token-file FILE] [--state FILE] [options]",
+             "--open) [--controller URL --token-file FILE] [--state FILE] [--planes LIST] "
+             "[--etcd URLS --advertise URL [--name NAME]] [options]",
     .about = "Takes every node's reports (POST /api/v1/reports), names each gray failure as a "
              "link direction,\nhost port, switch or optic group, and keeps the controller's "
              "denylist in step with its verdicts\n(GET /api/v1/status lists them; GET /metrics "
@@ -132,15 +167,8 @@ static const util_cli val_cli = {
 typedef struct node_ctx {
     struct event_base *base;
     char *token;
+    probe_send *send; /* NULL: reports on stdout only */
 } node_ctx;
-
-static void on_posted(void *user, util_http_result *res)
-{
-    (void)user;
-    if (res->rv != 0 || res->status / 100 != 2) {
-        util_log(UTIL_LOG_WARNING, "report: %s", res->rv ? res->err : "refused");
-    }
-}
 
 static void on_report(void *user, json_object *r)
 {
@@ -150,20 +178,8 @@ static void on_report(void *user, json_object *r)
     fwrite(s, 1, len, stdout);
     fputc('\n', stdout);
     fflush(stdout);
-    if (o.report_url) {
-        char err[256];
-        util_http *req;
-        util_http_opts ho = {.method = "POST",
-                             .bearer = c->token,
-                             .body = s,
-                             .bodylen = len,
-                             .cafile = o.cacert,
-                             .certfile = o.client_cert,
-                             .keyfile = o.client_key};
-        if (util_http_start(c->base, o.report_url, &ho, on_posted, c, &req, err, sizeof(err)) !=
-            0) {
-            util_log(UTIL_LOG_WARNING, "report: %s", err);
-        }
+    if (c->send) {
+        probe_send_report(c->send, r);
     }
     json_object_put(r);
 }
@@ -275,6 +291,42 @@ static int run_node(int argc, char **argv)
     uint32_t host = su.host;
     c.token = su.token;
     c.base = event_base_new();
+    probe_shard_dest dests[PROBE_SHARD_MAX + 1];
+    size_t nd = 0;
+    unsigned nplanes = fab_topo_planes(su.topo);
+    for (size_t i = 0; i < loc_args.n; i++) {
+        if (probe_shard_dest_add(dests, &nd, loc_args.value[i], nplanes, err, sizeof(err)) != 0) {
+            probe_shard_dests_free(dests, nd);
+            status = util_cli_fail(&node_cli, "%s", err);
+            goto out;
+        }
+    }
+    if (o.report_url && nd) {
+        probe_shard_dests_free(dests, nd);
+        status = util_cli_fail(&node_cli, "--report-url sends every plane to one localizer: not "
+                                          "with --localizer");
+        goto out;
+    }
+    if (o.report_url) {
+        dests[nd++] = (probe_shard_dest){.planes = probe_shard_all(nplanes),
+                                         .urls = util_xstrdup(o.report_url),
+                                         .whole_url = true};
+    }
+    if (nd) {
+        probe_send_cfg pc = {.base = c.base,
+                             .dests = dests,
+                             .ndests = nd,
+                             .token = su.token,
+                             .cafile = o.cacert,
+                             .certfile = o.client_cert,
+                             .keyfile = o.client_key};
+        int srv = probe_send_new(&pc, &c.send, err, sizeof(err));
+        probe_shard_dests_free(dests, nd);
+        if (srv != 0) {
+            status = util_cli_fail(&node_cli, "--localizer: %s", err);
+            goto out;
+        }
+    }
     probe_node_cfg nc = {.base = c.base,
                          .topo = su.topo,
                          .plan = su.plan,
@@ -299,11 +351,32 @@ static int run_node(int argc, char **argv)
     status = 0;
 out:
     probe_node_free(node);
+    probe_send_free(c.send);
+    for (size_t i = 0; i < loc_args.n; i++) {
+        free(loc_args.value[i]);
+    }
+    loc_args.n = 0;
     if (c.base) {
         event_base_free(c.base);
     }
     setup_free(&su);
     return status;
+}
+
+/* The election's outcome, read on the loop every tick: the localizer leads or follows. */
+typedef struct lead_ctx {
+    probe_elect *elect;
+    probe_localize *loc;
+} lead_ctx;
+
+static void on_lead_tick(evutil_socket_t fd, short what, void *arg)
+{
+    lead_ctx *lc = arg;
+    probe_elect_state st;
+    (void)fd;
+    (void)what;
+    probe_elect_get(lc->elect, &st);
+    probe_localize_lead(lc->loc, st.leading);
 }
 
 static int run_localize(int argc, char **argv)
@@ -313,6 +386,10 @@ static int run_localize(int argc, char **argv)
     probe_localize *loc = NULL;
     struct event_base *base = NULL;
     probe_serve *http = NULL;
+    probe_elect *elect = NULL;
+    struct event *lead_ev = NULL;
+    lead_ctx lead = {0};
+    uint64_t planes = 0;
     util_auth tokens = {0}; /* the nodes' (--report-tokens); none: reports are open */
     char *cert = NULL, *key = NULL, *client_ca = NULL;
     int status = setup_role(&su, argc, argv);
@@ -338,6 +415,28 @@ static int run_localize(int argc, char **argv)
         status = util_cli_fail(&loc_cli, "--report-tokens %s holds no token: no node could report",
                                o.report_tokens);
         goto out;
+    }
+    if (probe_shard_parse(o.planes, probe_plan_planes(su.plan), &planes, err, sizeof(err)) != 0) {
+        status = util_cli_fail(&loc_cli, "--planes: %s", err);
+        goto out;
+    }
+    if (o.etcd && !o.advertise) {
+        status = util_cli_fail(&loc_cli, "--etcd needs --advertise URL: where a follower sends "
+                                         "the nodes to this replica when it leads");
+        goto out;
+    }
+    if ((o.name || o.advertise) && !o.etcd) {
+        status = util_cli_fail(&loc_cli, "--name and --advertise are the election's: give --etcd");
+        goto out;
+    }
+    if (o.advertise) {
+        util_peers chk;
+        if (util_peers_parse(&chk, o.advertise, err, sizeof(err)) != 0 || chk.n != 1) {
+            status = util_cli_fail(&loc_cli, "--advertise: %s", chk.n > 1 ? "one URL" : err);
+            util_peers_free(&chk);
+            goto out;
+        }
+        util_peers_free(&chk);
     }
     if (o.open) {
         util_log(UTIL_LOG_WARNING, "--open: reports are taken without tokens, any host's from "
@@ -382,7 +481,9 @@ static int run_localize(int argc, char **argv)
                              .keyfile = o.client_key,
                              .hold_ns = o.hold_s * 1000000000ull,
                              .hold_max_ns = o.hold_max_s * 1000000000ull,
-                             .state_path = o.state && o.state[0] ? o.state : NULL};
+                             .state_path = o.state && o.state[0] ? o.state : NULL,
+                             .planes = planes,
+                             .elected = o.etcd != NULL};
     uint32_t nt0, nt1, np;
     probe_plan_shape(su.plan, 0, &nt0, &nt1, &np);
     probe_infer_cfg_default(&lc.infer, probe_plan_planes(su.plan), nt0, nt1, np);
@@ -414,13 +515,53 @@ static int run_localize(int argc, char **argv)
         status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
         goto out;
     }
+    char shard[128];
+    probe_shard_str(planes, shard, sizeof(shard));
+    if (o.etcd) {
+        /* --advertise ...:0 (a test's): the port it serves on */
+        char adv[512];
+        size_t al = strlen(o.advertise);
+        if (al > 2 && strcmp(o.advertise + al - 2, ":0") == 0) {
+            snprintf(adv, sizeof(adv), "%.*s:%u", (int)(al - 2), o.advertise,
+                     probe_serve_port(http));
+        } else {
+            snprintf(adv, sizeof(adv), "%s", o.advertise);
+        }
+        char key[256], host[256] = "localizer";
+        gethostname(host, sizeof(host) - 1);
+        snprintf(key, sizeof(key), "/mrcfab/localizer/%s/leader", shard);
+        probe_elect_cfg ec = {.endpoints = o.etcd,
+                              .key = key,
+                              .name = o.name ? o.name : host,
+                              .url = adv,
+                              .ttl_s = (unsigned)o.lease_s};
+        if ((frv = probe_elect_start(&ec, &elect, err, sizeof(err))) != 0) {
+            fprintf(stderr, "mrc-probe: --etcd %s: %s\n", o.etcd, err);
+            status = frv == -EINVAL ? UTIL_EXIT_USAGE : UTIL_EXIT_FAIL;
+            goto out;
+        }
+        lead = (lead_ctx){.elect = elect, .loc = loc};
+        lead_ev = event_new(base, -1, EV_PERSIST, on_lead_tick, &lead);
+        struct timeval ltv = {0, 100000};
+        event_add(lead_ev, &ltv);
+        probe_serve_set_elect(http, elect);
+        util_log(UTIL_LOG_NOTICE, "shard %s: campaigning on %s as %s (%s)", shard, key, ec.name,
+                 adv);
+    }
     /* the port line has the controller's form, so --listen ...:0 is usable by scripts and tests */
-    util_log(UTIL_LOG_NOTICE, "localizing on %s: %s port %u (%s), reports at /api/v1/reports%s%s",
-             o.topology, o.listen, probe_serve_port(http), cert ? "https" : "http",
-             o.controller ? ", verdicts to " : " (no controller)", o.controller ? o.controller : "");
+    util_log(UTIL_LOG_NOTICE,
+             "localizing on %s: %s port %u (%s), reports at /api/v1/reports, planes %s%s%s",
+             o.topology, o.listen, probe_serve_port(http), cert ? "https" : "http", shard,
+             o.controller ? ", verdicts to " : " (no controller)",
+             o.controller ? o.controller : "");
     run_loop(base);
     status = 0;
 out:
+    if (lead_ev) {
+        event_free(lead_ev);
+    }
+    /* the election first: a leader resigns while it still serves, so another leads at once */
+    probe_elect_stop(elect);
     probe_serve_free(http);
     probe_localize_free(loc);
     if (base) {

@@ -13,11 +13,11 @@
 
 typedef struct probe_post_cfg {
     struct event_base *base;
-    const char *url;     /* where every body is POSTed (copied) */
-    const char *token;   /* a bearer token, may be NULL (copied) */
-    const char *cafile;  /* over https, may be NULL (copied) */
+    const char *url;                /* where every body is POSTed (copied) */
+    const char *token;              /* a bearer token, may be NULL (copied) */
+    const char *cafile;             /* over https, may be NULL (copied) */
     const char *certfile, *keyfile; /* the client certificate and key, may be NULL (copied) */
-    unsigned timeout_ms; /* a request may take this long; 0: 5 s */
+    unsigned timeout_ms;            /* a request may take this long; 0: 5 s */
 } probe_post_cfg;
 
 typedef struct probe_post_stats {

@@ -8,6 +8,7 @@
 
 #include "probe_serve.h"
 #include "util_httpd.h"
+#include "util_peers.h"
 
 /* A report holds one node's windows and deficits; never more than this. */
 #define REPORT_MAX_BODY (4u << 20)
@@ -16,6 +17,7 @@ struct probe_serve {
     util_httpd *srv;
     probe_localize *loc;
     const util_auth *tokens;
+    probe_elect *elect;
 };
 
 static bool open_reports(const probe_serve *s)
@@ -23,8 +25,7 @@ static bool open_reports(const probe_serve *s)
     return !s->tokens || !s->tokens->n;
 }
 
-static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detail,
-                 size_t detaillen)
+static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detail, size_t detaillen)
 {
     probe_serve *s = user;
     const char *path = util_httpd_req_path(req), *method = util_httpd_req_method(req);
@@ -87,6 +88,48 @@ static void reply_json(util_httpd_req *req, int status, json_object *j)
     util_httpd_respond(req, status, "application/json", body, len + 1, NULL);
 }
 
+/* A follower's answer to a report: the leader's address, in the headers for any client and in
+ * the problem document's "leader" for one that reads only bodies. */
+static void not_leader(probe_serve *s, util_httpd_req *req)
+{
+    probe_elect_state st = {0};
+    if (s->elect) {
+        probe_elect_get(s->elect, &st);
+    }
+    probe_localize_refused(s->loc, PROBE_REFUSED_NOT_LEADER);
+    json_object *p = json_object_new_object();
+    if (!st.leader[0] || st.leading) {
+        /* none known, or leading this instant but not yet told: the node tries again */
+        json_object_object_add(p, "title", json_object_new_string("Service Unavailable"));
+        json_object_object_add(p, "status", json_object_new_int(503));
+        json_object_object_add(
+            p, "detail",
+            json_object_new_string("this localizer follows and knows no leader of its "
+                                   "shard yet: try again in a second"));
+        size_t len;
+        const char *t = json_object_to_json_string_length(p, JSON_C_TO_STRING_PLAIN, &len);
+        char *body = util_xstrdup(t);
+        json_object_put(p);
+        const char *const hdr[] = {"Retry-After", "1", NULL};
+        util_httpd_respond(req, 503, "application/problem+json", body, len, hdr);
+        return;
+    }
+    char loc[600], detail[700];
+    snprintf(loc, sizeof(loc), "%s/api/v1/reports", st.leader);
+    snprintf(detail, sizeof(detail), "this localizer follows: its shard's leader is %s (%s)",
+             st.name, st.leader);
+    json_object_object_add(p, "title", json_object_new_string("Temporary Redirect"));
+    json_object_object_add(p, "status", json_object_new_int(307));
+    json_object_object_add(p, "detail", json_object_new_string(detail));
+    json_object_object_add(p, "leader", json_object_new_string(st.leader));
+    size_t len;
+    const char *t = json_object_to_json_string_length(p, JSON_C_TO_STRING_PLAIN, &len);
+    char *body = util_xstrdup(t);
+    json_object_put(p);
+    const char *const hdr[] = {"Location", loc, UTIL_PEERS_LEADER_HEADER, st.leader, NULL};
+    util_httpd_respond(req, 307, "application/problem+json", body, len, hdr);
+}
+
 static void handle(void *user, util_httpd_req *req)
 {
     probe_serve *s = user;
@@ -100,8 +143,11 @@ static void handle(void *user, util_httpd_req *req)
         util_buf m = {0};
         probe_localize_metrics(s->loc, &m);
         util_httpd_metrics(s->srv, &m);
-        util_httpd_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", m.s, m.len,
-                           NULL);
+        util_httpd_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", m.s, m.len, NULL);
+        return;
+    }
+    if (!probe_localize_leading(s->loc)) {
+        not_leader(s, req);
         return;
     }
     size_t len;
@@ -114,7 +160,13 @@ static void handle(void *user, util_httpd_req *req)
     int rv = r ? probe_localize_report(s->loc, r, t ? t->name : NULL, err, sizeof(err)) : -EINVAL;
     json_object_put(r);
     if (rv != 0) {
-        util_httpd_problem(req, rv == -ESTALE ? 409 : rv == -EPERM ? 403 : 400, "%s", err);
+        /* 421: the request is for another shard, which a client fixes by sending it there */
+        util_httpd_problem(req,
+                           rv == -ESTALE  ? 409
+                           : rv == -EPERM ? 403
+                           : rv == -EXDEV ? 421
+                                          : 400,
+                           "%s", err);
         return;
     }
     reply_json(req, 202, json_object_new_object());
@@ -125,6 +177,7 @@ int probe_serve_start(const probe_serve_cfg *cfg, probe_serve **ps, char *err, s
     probe_serve *s = util_xcalloc(1, sizeof(*s));
     s->loc = cfg->loc;
     s->tokens = cfg->tokens;
+    s->elect = cfg->elect;
     util_httpd_cfg hc = {.name = "localize",
                          .listen = cfg->listen,
                          .base = cfg->base,
@@ -149,6 +202,11 @@ int probe_serve_start(const probe_serve_cfg *cfg, probe_serve **ps, char *err, s
     }
     *ps = s;
     return 0;
+}
+
+void probe_serve_set_elect(probe_serve *s, probe_elect *elect)
+{
+    s->elect = elect;
 }
 
 unsigned probe_serve_port(const probe_serve *s)

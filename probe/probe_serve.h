@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "probe_elect.h"
 #include "probe_localize.h"
 #include "util.h"
 
@@ -20,12 +21,19 @@ typedef struct probe_serve_cfg {
     const util_auth *tokens; /* the nodes' prober tokens; NULL or none: reports are open */
     unsigned max_connections, per_client, request_timeout_ms, rate, burst; /* 0: defaults */
     const char *cert_pem, *key_pem, *client_ca_pem; /* HTTPS; a client CA asks for certs */
+    /* The shard's election (--etcd), or NULL: while the localizer follows, a report is sent
+     * to the leader (307, Location and X-Mrcfab-Leader) or, with none known, answered 503 with
+     * Retry-After: 1 */
+    probe_elect *elect;
 } probe_serve_cfg;
 
 /* Starts serving; |cfg|'s base, loc and tokens are borrowed until probe_serve_free. Returns 0
  * or a negative errno with a sentence in |err|. */
 int probe_serve_start(const probe_serve_cfg *cfg, probe_serve **ps, char *err, size_t errlen);
 unsigned probe_serve_port(const probe_serve *s);
+/* The election, once it runs (it needs the served port for its URL): where a follower finds
+ * the leader. Until then a follower answers 503. */
+void probe_serve_set_elect(probe_serve *s, probe_elect *elect);
 /* From the loop's thread (or once it has ended). NULL is a no-op. */
 void probe_serve_free(probe_serve *s);
 

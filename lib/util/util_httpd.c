@@ -123,6 +123,8 @@ const char *util_httpd_reason(int status)
         return "Conflict";
     case 413:
         return "Content Too Large";
+    case 421:
+        return "Misdirected Request";
     case 415:
         return "Unsupported Media Type";
     case 422:

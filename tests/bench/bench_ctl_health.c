@@ -171,7 +171,8 @@ int main(int argc, char **argv)
     }
     b.reader = tok[0];
     if (bench_tokens(tokens, "localizer", tok, 1) != 1) {
-        fprintf(stderr, "bench_ctl_health: no localizer token in %s (the evidence is its to post)\n",
+        fprintf(stderr,
+                "bench_ctl_health: no localizer token in %s (the evidence is its to post)\n",
                 tokens);
         return 2;
     }

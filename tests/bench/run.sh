@@ -12,9 +12,9 @@ usage() {
 usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
-  bench_probe_eval, bench_auth, bench_mrc.sh, bench_sim.sh, bench_controller.sh, bench_push,
-  bench_soak and, as root, bench_agent.sh and bench_localize.sh (a lab each; reported skipped
-  otherwise). Each prints
+  bench_probe_eval, bench_localize_shard, bench_auth, bench_mrc.sh, bench_sim.sh,
+  bench_controller.sh, bench_push, bench_soak and, as root, bench_agent.sh and
+  bench_localize.sh (a lab each; reported skipped otherwise). Each prints
   its figures beside its targets; the targets are judged by a reader, not here
   (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
   owes, or when a bench_* script or program of tests/bench is not one this script knows.
@@ -83,6 +83,14 @@ bench bench_probe_eval 0 "" \
 ^inference CPU per evaluation per plane \(mean\) +[0-9.]+ ms'
 cmd_full[bench_probe_eval]="$bin/bench_probe_eval --planes 8"
 cmd_smoke[bench_probe_eval]="$bin/bench_probe_eval --quick"
+
+# one shard's localizer (plane 0) on the full fabric: a window's reports taken and evaluated on
+# one core, beside the 1 s window and the unsharded localizer (issue 20)
+bench bench_localize_shard 0 "" \
+    '^target shard window ingest\+inference +[0-9.]+ ms +budget [0-9]+ ms \(one window\), unsharded [0-9.]+ ms
+^target shard window max +[0-9.]+ ms'
+cmd_full[bench_localize_shard]="$bin/bench_localize_shard"
+cmd_smoke[bench_localize_shard]="$bin/bench_localize_shard --smoke"
 
 bench bench_mrc.sh 0 "bench_mrc_cost mrc-pair" \
     '^  sender +[0-9]+ in bursts of [0-9]+, [0-9]+ one at a time
