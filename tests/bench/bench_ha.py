@@ -35,7 +35,10 @@ def call(url, method="GET", body=None, token=OPER):
             t = r.read()
             return r.status, json.loads(t) if t else None
     except urllib.error.HTTPError as e:
-        return e.code, None
+        try:
+            return e.code, json.loads(e.read())
+        except ValueError:
+            return e.code, None
 
 
 def start(bindir, topo, work, name, etcd=None):
@@ -69,7 +72,7 @@ def changes(url, n):
         s, j = call(url + "/api/v1/denylist?force=true", "POST", body)
         lat.append((time.perf_counter() - t) * 1000)
         if s != 201:
-            sys.exit(f"bench_ha: an add answered {s}")
+            sys.exit(f"bench_ha: an add answered {s}: {j}")
         ids.append(j["id"])
     for eid in ids:
         t = time.perf_counter()

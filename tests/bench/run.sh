@@ -13,7 +13,7 @@ usage: tests/bench/run.sh [--smoke] [BUILDDIR]
 
   Runs every benchmark of tests/bench against BUILDDIR (default build): bench_fabric,
   bench_probe_eval, bench_localize_shard, bench_auth, bench_mrc.sh, bench_sim.sh,
-  bench_controller.sh, bench_push, bench_soak and, as root, bench_agent.sh and
+  bench_controller.sh, bench_push, bench_soak, bench_ha.py and, as root, bench_agent.sh and
   bench_localize.sh (a lab each; reported skipped otherwise). Each prints
   its figures beside its targets; the targets are judged by a reader, not here
   (docs/benchmarks.md). Fails when a benchmark fails to run, prints none of the figures it
@@ -142,6 +142,16 @@ bench bench_soak.py 0 "" \
 ^(PASS|FAIL)$'
 cmd_full[bench_soak.py]="python3 $here/bench_soak.py --bin $bin"
 cmd_smoke[bench_soak.py]="python3 $here/bench_soak.py --bin $bin --duration 20 --rate 50"
+
+# high availability's price: a change's latency alone and on the leader of three on etcd, and
+# reports per second into each (tests/bench/bench_ha.py)
+bench bench_ha.py 0 "mrc-controller bench_ctl_reports" \
+    '^  alone \(SQLite\) +[0-9.]+ +[0-9.]+
+^  leader \(etcd, then SQLite\) +[0-9.]+ +[0-9.]+
+^  alone +[0-9]+ +[0-9]+
+^  through the leader +[0-9]+ +[0-9]+'
+cmd_full[bench_ha.py]="python3 $here/bench_ha.py --bin $bin"
+cmd_smoke[bench_ha.py]="python3 $here/bench_ha.py --bin $bin --smoke"
 
 lab_opts="${BENCH_LAB_PREFIX:+-p $BENCH_LAB_PREFIX} ${BENCH_LAB_DIR:+-l $BENCH_LAB_DIR}"
 bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \
