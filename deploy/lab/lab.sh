@@ -17,7 +17,7 @@ usage() {
     cat <<EOF
 usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [ARGS]
 
-  up [--fabric-only] [--no-tls] [--window-ms MS] [--hold-s S] [--probe-rate N]
+  up [--fabric-only] [--no-tls] [--ha] [--window-ms MS] [--hold-s S] [--probe-rate N]
                         build the fabric (tears down an earlier one of the same prefix first)
                         and start the system on it: the controller (SQLite in DIR) on the
                         management network, an agent and a prober node on every host, each
@@ -26,7 +26,13 @@ usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [
                         --fabric-only: the fabric alone. The controller serves HTTPS with a
                         certificate of a throwaway CA made in DIR/tls (ca.pem), and requires
                         a client certificate of it where it can (--client-ca): each host's is
-                        DIR/tls/HOST.pem, the operator's admin.pem; --no-tls: plain HTTP
+                        DIR/tls/HOST.pem, the operator's admin.pem; --no-tls: plain HTTP;
+                        --ha: three etcd members, three controllers (controller-1..3, one
+                        leads, docs/ha.md) and a localizer shard per plane of two replicas
+                        each (localizer-P-1, localizer-P-2), all on the management network
+  leader                the controller that leads, as "controller-N URL" (up --ha)
+  kill SERVICE          kill -9 one process (up --ha: controller-N, etcd-N, localizer-P-R;
+                        or any SERVICE of restart), as a crash would; restart brings it back
   env                   the shell exports that point mrcctl (and curl) at the lab's controller:
                         MRCFAB_CONTROLLER, MRCFAB_CACERT, MRCFAB_CLIENT_CERT, MRCFAB_CLIENT_KEY,
                         MRCFAB_TOKEN_FILE (the admin's); eval "\$(lab.sh env)"
@@ -35,7 +41,8 @@ usage: lab.sh [-t TOPOLOGY] [-p PREFIX] [-b BINDIR] [-d DIR] [-P PORT] COMMAND [
   status                the namespaces with their installed route counts, the processes, the
                         faults in force (kind, cable or switch, percent, direction)
   restart SERVICE       stop and start one process: controller, localizer, agent-HOST or
-                        node-HOST (the database, the agents' state and the tokens stay)
+                        node-HOST; with --ha controller-N, etcd-N or localizer-P-R (the
+                        databases, the agents' state and the tokens stay)
   drain X [REASON]      an operator's maintenance entry for element X at the controller
                         (a switch, a host port h3:1 or a link p0-t0-1~p0-t1-0)
   undrain X             remove X's maintenance entries
@@ -137,7 +144,7 @@ done
 cmd=$1
 shift
 case $cmd in
-up | down | status | env | addr | restart | drain | undrain | reboot | link-down | link-up | fault | heal | flap-loop) ;;
+up | down | status | env | addr | restart | kill | leader | drain | undrain | reboot | link-down | link-up | fault | heal | flap-loop) ;;
 help)
     usage
     exit 0
@@ -189,8 +196,8 @@ nsx() { local n; n=$(ns "$1"); shift; ip netns exec "$n" "$@"; }
 
 # --- the topology, read once ---------------------------------------------------------------
 
-SWITCHES=() HOSTS=() CABLES=() HOSTPORTS=() SWITCHLINES=()
-declare -A IS_SWITCH=() IS_HOST=() IS_HOSTPORT=()
+SWITCHES=() HOSTS=() CABLES=() HOSTPORTS=() SWITCHLINES=() PLANE_IDS=()
+declare -A IS_SWITCH=() IS_HOST=() IS_HOSTPORT=() IS_PLANE=()
 topo_load() {
     local out line name port
     out=$("$bin/mrcctl" -t "$topo" topo switches --no-header 2>&1) ||
@@ -205,6 +212,11 @@ topo_load() {
     for line in "${HOSTPORTS[@]}"; do
         read -r name port _ <<<"$line"
         IS_HOSTPORT[$name:$port]=1
+        # a host's port N is its plane N's
+        if [ -z "${IS_PLANE[$port]:-}" ]; then
+            IS_PLANE[$port]=1
+            PLANE_IDS+=("$port")
+        fi
         if [ -z "${IS_HOST[$name]:-}" ]; then
             IS_HOST[$name]=1
             HOSTS+=("$name")
@@ -338,10 +350,14 @@ need_system() {
 }
 # need_service NAME: a process `start` knows
 need_service() {
-    case $1 in
-    controller | localizer) return 0 ;;
-    agent-* | node-*) [ -n "${IS_HOST[${1#*-}]:-}" ] && return 0 ;;
-    esac
+    local s
+    for s in $(services); do
+        [ "$s" = "$1" ] && return 0
+    done
+    if ha_on; then
+        bad "'$1' is no service of the lab (controller-1..3, etcd-1..3, localizer-P-R with P a" \
+            "plane and R 1 or 2, agent-HOST or node-HOST, HOST one of ${HOSTS[0]} to ${HOSTS[-1]})"
+    fi
     bad "'$1' is no service of the lab (controller, localizer, agent-HOST or node-HOST, HOST" \
         "one of ${HOSTS[0]} to ${HOSTS[-1]})"
 }
@@ -491,13 +507,43 @@ host_port() {
 
 # Whether the lab's controller speaks https (up without --no-tls).
 tls_on() { grep -qx 'tls=true' "$(conf)" 2>/dev/null; }
+# Whether the lab runs three controllers on etcd (up --ha).
+ha_on() { grep -qx 'ha=true' "$(conf)" 2>/dev/null; }
+# up --ha: controller-N at $mgmt_net:ff0N, etcd member N at $mgmt_net:fe0N, in the root
+# namespace beside the lone controller's address (ffff), which the localizers keep
+ctl_addr() { echo "$mgmt_net:ff0$1"; }
+etcd_addr() { echo "$mgmt_net:fe0$1"; }
+etcd_urls() { echo "http://[$(etcd_addr 1)]:2379,http://[$(etcd_addr 2)]:2379,http://[$(etcd_addr 3)]:2379"; }
+scheme() { if tls_on; then echo https; else echo http; fi; }
+ctl_url_of() { echo "$(scheme)://[$(ctl_addr "$1")]:$ctl_port"; }
 tls_dir() { echo "$dir/tls"; }
+# the controller's URL; with --ha the three, comma-separated, as every client takes them
 ctl_url() {
-    if tls_on; then
-        echo "https://[$mgmt_net:ffff]:$ctl_port"
+    if ha_on; then
+        echo "$(ctl_url_of 1),$(ctl_url_of 2),$(ctl_url_of 3)"
     else
-        echo "http://[$mgmt_net:ffff]:$ctl_port"
+        echo "$(scheme)://[$mgmt_net:ffff]:$ctl_port"
     fi
+}
+# the leader's name and URL ("controller-N URL"), or status 1 when none leads
+ctl_leader() {
+    local i
+    ha_on || { echo "controller $(ctl_url)"; return 0; }
+    for i in 1 2 3; do
+        if ctl_curl -sf -m 2 -H "Authorization: Bearer $(cat "$dir/token/reader")" \
+            "$(ctl_url_of "$i")/api/v1/cluster" 2>/dev/null |
+            python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["self"]["role"] != "leader")' \
+                2>/dev/null; then
+            echo "controller-$i $(ctl_url_of "$i")"
+            return 0
+        fi
+    done
+    return 1
+}
+# one URL to ask what only the leader answers (the first controller when none leads)
+ctl_url1() {
+    local l
+    if l=$(ctl_leader); then echo "${l#* }"; else echo "$(ctl_url_of 1)"; fi
 }
 # curl to the controller, trusting the lab's CA and offering the operator's certificate
 ctl_curl() {
@@ -527,9 +573,10 @@ tls_make() {
         cd "$t"
         openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
             -subj "/CN=mrcfab lab $prefix CA" -keyout ca.key -out ca.pem
-        printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$mgmt_net:ffff" >ctl.ext
+        printf 'subjectAltName=IP:%s,IP:%s,IP:%s,IP:%s\nextendedKeyUsage=serverAuth\n' \
+            "$mgmt_net:ffff" "$mgmt_net:ff01" "$mgmt_net:ff02" "$mgmt_net:ff03" >ctl.ext
         printf 'extendedKeyUsage=clientAuth\n' >client.ext
-        for n in ctl admin localizer "${HOSTS[@]}"; do
+        for n in ctl admin localizer "${PLANE_IDS[@]/#/localizer-}" "${HOSTS[@]}"; do
             openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$n" \
                 -keyout "$n.key" -out "$n.csr"
             openssl x509 -req -in "$n.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
@@ -561,6 +608,20 @@ lab_env() {
     fi
 }
 loc_url() { echo "http://[$mgmt_net:ffff]:$((ctl_port + 1))"; }
+# up --ha: plane P's replica R (1 or 2) on the ports after the lone localizer's
+loc_port() { echo $((ctl_port + 2 + $1 * 2 + $2 - 1)); }
+loc_url_of() { echo "http://[$mgmt_net:ffff]:$(loc_port "$1" "$2")"; }
+# the services of the lab's system, in the order up starts them
+services() {
+    local h p r
+    if ha_on; then
+        echo etcd-1 etcd-2 etcd-3 controller-1 controller-2 controller-3
+        for p in "${PLANE_IDS[@]}"; do for r in 1 2; do echo "localizer-$p-$r"; done; done
+    else
+        echo controller localizer
+    fi
+    for h in "${HOSTS[@]}"; do echo "agent-$h" "node-$h"; done
+}
 new_token() { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; }
 
 # Every process its own token: the controller's file names the agents (role agent, named
@@ -571,7 +632,8 @@ tokens_make() {
     local t h
     mkdir -p "$dir/token"
     chmod 700 "$dir" "$dir/token"
-    for t in admin reader localizer "${HOSTS[@]/#/agent-}" "${HOSTS[@]/#/node-}"; do
+    for t in admin reader localizer "${PLANE_IDS[@]/#/localizer-}" "${HOSTS[@]/#/agent-}" \
+        "${HOSTS[@]/#/node-}"; do
         (umask 077 && new_token >"$dir/token/$t")
     done
     # the umask before the redirection (which the subshell's own umask would come too late
@@ -583,6 +645,10 @@ tokens_make() {
             echo "$(cat "$dir/token/admin") admin lab-admin"
             echo "$(cat "$dir/token/reader") reader lab-reader"
             echo "$(cat "$dir/token/localizer") localizer localizer"
+            # a shard's replicas share its token: the controller keeps verdicts per token
+            for p in "${PLANE_IDS[@]}"; do
+                echo "$(cat "$dir/token/localizer-$p") localizer localizer-$p"
+            done
             for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/agent-$h") agent $h"; done
         } >"$dir/tokens"
         for h in "${HOSTS[@]}"; do echo "$(cat "$dir/token/node-$h") prober $h"; done \
@@ -616,6 +682,7 @@ window_ms=$window_ms
 hold_s=$hold_s
 probe_rate=$probe_rate
 tls=$tls
+ha=$ha
 CONF
 }
 
@@ -625,6 +692,39 @@ start() {
     # shellcheck disable=SC1090
     . "$(conf)"
     case $name in
+    etcd-*)
+        local i=${name#etcd-} cluster=
+        for j in 1 2 3; do cluster+="${cluster:+,}etcd-$j=http://[$(etcd_addr "$j")]:2380"; done
+        mkdir -p "$dir/etcd-$i"
+        daemon "$name" - etcd --name "$name" --data-dir "$dir/etcd-$i" \
+            --listen-client-urls "http://[$(etcd_addr "$i")]:2379" \
+            --advertise-client-urls "http://[$(etcd_addr "$i")]:2379" \
+            --listen-peer-urls "http://[$(etcd_addr "$i")]:2380" \
+            --initial-advertise-peer-urls "http://[$(etcd_addr "$i")]:2380" \
+            --initial-cluster "$cluster" --initial-cluster-token "mrcfab-lab-$prefix" \
+            --initial-cluster-state "$([ -e "$dir/etcd-$i/member" ] && echo existing || echo new)" \
+            --heartbeat-interval 100 --election-timeout 1000
+        ;;
+    controller-*)
+        local i=${name#controller-}
+        mapfile -t ct < <(ctl_tls)
+        daemon "$name" - "$bin/mrc-controller" --topology "$topo" --db "$dir/ctl-$i.db" \
+            --tokens "$dir/tokens" --listen "[$(ctl_addr "$i")]:$ctl_port" --cc uet-1.0-nscc \
+            --port-gbps 10 --base-rtt-ns 100000 --agent-interval 2 --etcd "$(etcd_urls)" \
+            --name "$name" --advertise "$(ctl_url_of "$i")" ${ct[@]+"${ct[@]}"}
+        ;;
+    localizer-*)
+        local pr=${name#localizer-} p r
+        p=${pr%-*} r=${pr#*-}
+        mapfile -t ct < <(client_tls "localizer-$p")
+        daemon "$name" - "$bin/mrc-probe" localize --topology "$topo" \
+            --listen "[$mgmt_net:ffff]:$(loc_port "$p" "$r")" --window-ms "$window_ms" \
+            --rate "$probe_rate" --controller "$(ctl_url)" --planes "$p" \
+            --etcd "$(etcd_urls)" --name "$name" --advertise "$(loc_url_of "$p" "$r")" \
+            --token-file "$dir/token/localizer-$p" --report-tokens "$dir/node-tokens" \
+            --hold-s "$hold_s" --deadline-ms $((window_ms * 8 / 5)) \
+            --state "$dir/$name.state" ${ct[@]+"${ct[@]}"}
+        ;;
     controller)
         # software switches queue for milliseconds: the base RTT and rate NSCC starts from
         mapfile -t ct < <(ctl_tls)
@@ -651,10 +751,17 @@ start() {
         ;;
     node-*)
         mapfile -t ct < <(client_tls "$h")
+        local to=(--report-url "$(loc_url)/api/v1/reports") p
+        if ha_on; then
+            # each plane's ports to its shard's two replicas
+            to=()
+            for p in "${PLANE_IDS[@]}"; do
+                to+=(--localizer "$p=$(loc_url_of "$p" 1),$(loc_url_of "$p" 2)")
+            done
+        fi
         daemon "$name" "$h" "$bin/mrc-probe" node --topology "$topo" --host "$h" \
             --window-ms "$window_ms" --rate "$probe_rate" --grace-ms $((window_ms * 2 / 5)) \
-            --report-url "$(loc_url)/api/v1/reports" --token-file "$dir/token/node-$h" \
-            ${ct[@]+"${ct[@]}"}
+            "${to[@]}" --token-file "$dir/token/node-$h" ${ct[@]+"${ct[@]}"}
         ;;
     esac
 }
@@ -673,7 +780,7 @@ wait_for() {
 
 agents_in() {
     local n
-    n=$(ctl_curl -sf -H "Authorization: Bearer $(cat "$dir/token/reader")" "$(ctl_url)/api/v1/agents" |
+    n=$(ctl_curl -sf -H "Authorization: Bearer $(cat "$dir/token/reader")" "$(ctl_url1)/api/v1/agents" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["fresh"])')
     [ "$n" -ge "$1" ]
 }
@@ -690,16 +797,41 @@ services_up() {
     if tls_on; then
         tls_make
     fi
-    start controller
-    wait_for "the controller" ctl_curl -sf "$(ctl_url)/metrics"
-    start localizer
+    if ha_on; then
+        local i p r
+        for i in 1 2 3; do
+            ip addr add "$(ctl_addr "$i")/64" dev "$prefix-mgmt" nodad 2>/dev/null || true
+            ip addr add "$(etcd_addr "$i")/64" dev "$prefix-mgmt" nodad 2>/dev/null || true
+        done
+        rm -rf "${dir:?}"/etcd-* "${dir:?}"/ctl-*.db*
+        command -v etcd >/dev/null || { echo "lab: no etcd (deploy/install-deps.sh installs etcd-server)" >&2; return 1; }
+        for i in 1 2 3; do start "etcd-$i"; done
+        wait_for "etcd" curl -sf "http://[$(etcd_addr 1)]:2379/health"
+        for i in 1 2 3; do start "controller-$i"; done
+        for i in 1 2 3; do wait_for "controller-$i" ctl_curl -sf "$(ctl_url_of "$i")/metrics"; done
+        wait_for "a leader" ctl_leader
+        for p in "${PLANE_IDS[@]}"; do for r in 1 2; do start "localizer-$p-$r"; done; done
+    else
+        start controller
+        wait_for "the controller" ctl_curl -sf "$(ctl_url)/metrics"
+        start localizer
+    fi
     for h in "${HOSTS[@]}"; do
         start "agent-$h"
         start "node-$h"
     done
-    wait_for "the localizer" curl -sf "$(loc_url)/api/v1/status"
+    if ha_on; then
+        for p in "${PLANE_IDS[@]}"; do
+            wait_for "plane $p's localizers" curl -sf "$(loc_url_of "$p" 1)/api/v1/status"
+        done
+    else
+        wait_for "the localizer" curl -sf "$(loc_url)/api/v1/status"
+    fi
     n=${#HOSTS[@]}
     wait_for "every agent" agents_in "$n"
+    if ha_on; then
+        echo "lab: the controllers: $(ctl_url) (the leader: $(ctl_leader)); etcd: $(etcd_urls)"
+    fi
     echo "lab: the controller: $(ctl_url) (the dashboard; tokens in $dir/token: admin, reader)"
     if tls_on; then
         echo "lab: TLS: the CA is $(tls_dir)/ca.pem, the admin's client certificate $(tls_dir)/admin.pem;" \
@@ -710,11 +842,12 @@ services_up() {
 }
 
 up_check() {
-    fabric_only=false window_ms=500 hold_s=10 probe_rate=512 tls=true
+    fabric_only=false window_ms=500 hold_s=10 probe_rate=512 tls=true ha=false
     while [ $# -gt 0 ]; do
         case $1 in
         --fabric-only) fabric_only=true ;;
         --no-tls) tls=false ;;
+        --ha) ha=true ;;
         --window-ms | --hold-s | --probe-rate)
             [ $# -ge 2 ] || bad "up $1 wants a value (lab.sh --help)"
             case $1 in
@@ -724,7 +857,7 @@ up_check() {
             esac
             shift
             ;;
-        *) bad "up takes --fabric-only, --no-tls, --window-ms MS, --hold-s S and --probe-rate N, not '$1'" ;;
+        *) bad "up takes --fabric-only, --no-tls, --ha, --window-ms MS, --hold-s S and --probe-rate N, not '$1'" ;;
         esac
         shift
     done
@@ -791,6 +924,21 @@ status() {
             echo "$n pid=$(cat "$f") exited (log: $dir/log/$n.log)"
         fi
     done
+    if [ -e "$(conf)" ] && [ -d "$(run)" ]; then
+        if ha_on; then
+            local i l role
+            l=$(ctl_leader 2>/dev/null || true)
+            for i in 1 2 3; do
+                role=follower
+                [ "${l%% *}" = "controller-$i" ] && role=leader
+                kill -0 "$(cat "$(run)/controller-$i.pid" 2>/dev/null || echo 0)" 2>/dev/null || role=down
+                echo "controller-$i $(ctl_url_of "$i") $role"
+            done
+            echo "etcd $(etcd_urls)"
+        else
+            echo "controller $(ctl_url)"
+        fi
+    fi
     local faults=() r
     mapfile -t faults < <(faults_list)
     if [ ${#faults[@]} -eq 0 ]; then
@@ -804,6 +952,19 @@ status() {
 restart() {
     stop "$(run)/$1.pid"
     start "$1"
+}
+
+# kill SERVICE: as a crash, SIGKILL to its whole process group; its pid file stays, so that
+# status says it exited
+kill9() {
+    local f=$(run)/$1.pid
+    [ -e "$f" ] || { echo "lab: $1 is not running" >&2; return 1; }
+    kill -KILL -- "-$(cat "$f")" 2>/dev/null || { echo "lab: $1 had exited already" >&2; return 1; }
+    echo "lab: killed $1"
+}
+
+leader() {
+    ctl_leader || { echo "lab: no controller leads (lab.sh status shows which run)" >&2; return 1; }
 }
 
 # drain X [REASON] / undrain X: the operator's maintenance entry, at the controller
@@ -1138,7 +1299,11 @@ heal() {
 
 case $cmd in
 up) up_check "$@" ;;
-down | status | env) need_args "$cmd" 0 0 "no argument" "$@" ;;
+down | status | env | leader) need_args "$cmd" 0 0 "no argument" "$@" ;;
+kill)
+    need_args kill 1 1 "SERVICE" "$@"
+    need_service "$1"
+    ;;
 addr)
     need_args addr 1 1 "HOST or root" "$@"
     [ "$1" = root ] || need_element "$1" host
@@ -1170,7 +1335,7 @@ flap-loop) need_cable "$1" "$2" ;;
 esac
 case $cmd in
 fault | heal | link-down | link-up | reboot | flap-loop) need_lab ;;
-drain | undrain | restart | env) need_system ;;
+drain | undrain | restart | env | kill | leader) need_system ;;
 esac
 
 acting=true
@@ -1185,6 +1350,8 @@ link-up) link_set "$1" "$2" up ;;
 fault) fault "$@" ;;
 heal) heal "$@" ;;
 restart) restart "$1" ;;
+kill) kill9 "$1" ;;
+leader) leader ;;
 drain) ctl drain "$1" --reason "drain: ${2:-maintenance}" ;;
 undrain) ctl undrain "$1" ;;
 reboot) reboot "$1" "$((10#$2))" ;;
