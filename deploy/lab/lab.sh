@@ -837,8 +837,15 @@ services_up() {
         echo "lab: TLS: the CA is $(tls_dir)/ca.pem, the admin's client certificate $(tls_dir)/admin.pem;" \
             "eval \"\$(lab.sh -p $prefix -d $dir -P $ctl_port env)\" points mrcctl at the lab"
     fi
-    echo "lab: the localizer: $(loc_url)/api/v1/status; $n agents and $n prober nodes;" \
-        "logs in $dir/log"
+    if ha_on; then
+        local shards=() p
+        for p in "${PLANE_IDS[@]}"; do shards+=("plane $p: $(loc_url_of "$p" 1),$(loc_url_of "$p" 2)"); done
+        echo "lab: the localizers (each shard's leader elected through etcd): ${shards[*]};" \
+            "$n agents and $n prober nodes; logs in $dir/log"
+    else
+        echo "lab: the localizer: $(loc_url)/api/v1/status; $n agents and $n prober nodes;" \
+            "logs in $dir/log"
+    fi
 }
 
 up_check() {

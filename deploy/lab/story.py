@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 """The lab's story, on a lab that `lab.sh up` brought up: a ring all-reduce over every host
 while a T0-T1 link flaps, another goes 2 % lossy, an operator drains a T1, reboots it and
-undrains it, the controller is killed and restarted, and the lossy link heals. One line per
-step with the all-reduce bandwidth and what the controller knows; every claim of the story is
-checked (a line each at the end), and the exit status is 1 if one failed.
+undrains it, the controller is killed and restarted (on a lab that came up with --ha: the
+leading controller of three is killed during the drain, and another leads), and the lossy
+link heals. One line per step with the all-reduce bandwidth and what the controller knows;
+every claim of the story is checked (a line each at the end), and the exit status is 1 if one
+failed.
 
 It starts from a clean lab: with a fault in force (lab.sh status lists them) or an entry in the
 controller's denylist it refuses, exit 2, saying how to clear them. Exit status: 0 every claim
@@ -48,7 +50,14 @@ class Lab:
         # offer the operator's client certificate (lab.sh's DIR/tls)
         self.tls = conf.get("tls") == "true"
         tlsdir = os.path.join(a.dir, "tls")
+        self.ha = conf.get("ha") == "true"
         self.ctl = f"{'https' if self.tls else 'http'}://[{root}]:{a.port}"
+        # up --ha: the three controllers, as lab.sh status lists them; any serves reads
+        self.ctls = [self.ctl]
+        if self.ha:
+            self.ctls = [l.split()[1] for l in self.run("status").splitlines()
+                         if l.startswith("controller-") and l.split()[1].startswith("http")]
+            self.ctl = ",".join(self.ctls)
         self.ssl = None
         self.tls_args = []
         if self.tls:
@@ -82,10 +91,26 @@ class Lab:
                               capture_output=True, text=True, **kw)
 
     def get(self, url, timeout=2):
-        req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.reader}"})
-        tls = self.ssl if url.startswith("https:") else None
-        with urllib.request.urlopen(req, timeout=timeout, context=tls) as r:
-            return json.load(r)
+        """GET a URL; one of self.ctl's is asked of each controller in turn until one answers
+        (a follower's 307 to the leader is followed, the token kept)"""
+        tries = [url]
+        if url.startswith(self.ctl):
+            path = url[len(self.ctl):]
+            tries = [c + path for c in self.ctls]
+        last = None
+        for u in tries:
+            req = urllib.request.Request(u, headers={"Authorization": f"Bearer {self.reader}"})
+            tls = self.ssl if u.startswith("https:") else None
+            try:
+                with urllib.request.urlopen(req, timeout=timeout, context=tls) as r:
+                    return json.load(r)
+            except OSError as e:
+                last = e
+        raise last
+
+    def leader(self):
+        """the leading controller's service name (up --ha)"""
+        return self.run("leader").split()[0]
 
     def pid(self, name):
         return int(open(os.path.join(self.a.dir, "run", f"{name}.pid")).read())
@@ -344,12 +369,29 @@ class Story:
         before = self.count_toward()
         self.say(f"operator drains {self.drained} (applied in {applied:.1f} s)", t)
 
-        # the controller dies while the entries are in force, and comes back
+        # the controller dies while the entries are in force, and comes back; with three, the
+        # leader dies and another leads
         t = time.monotonic()
         snapshot = {e["id"]: (e["element"], e["scope"]) for e in self.deny.current}
-        os.kill(self.lab.pid("controller"), signal.SIGKILL)
-        time.sleep(1)
-        self.lab.run("restart", "controller")
+        if self.lab.ha:
+            old = self.lab.leader()
+            self.lab.run("kill", old)
+            new, took = None, None
+            while time.monotonic() - t < 10:
+                try:
+                    new = self.lab.leader()
+                    took = time.monotonic() - t
+                    break
+                except RuntimeError:
+                    time.sleep(0.1)
+            self.check(new and new != old and took <= 3,
+                       f"the leader {old} killed during the drain: {new} leads "
+                       f"{took if took is not None else -1:.1f} s later")
+            self.lab.run("restart", old)
+        else:
+            os.kill(self.lab.pid("controller"), signal.SIGKILL)
+            time.sleep(1)
+            self.lab.run("restart", "controller")
         back = None
         for _ in range(100):
             try:
@@ -364,7 +406,8 @@ class Story:
                    f"entries (lost: {lost or 'none'})")
         time.sleep(3)
         bw = self.ring.gbps(t, time.monotonic())
-        self.say("the controller is killed and restarted", t)
+        self.say("the leader is killed; another leads" if self.lab.ha else
+                 "the controller is killed and restarted", t)
         self.check(bw >= 0.75 * self.base and self.evs_denied(),
                    f"the data plane did not notice: {100 * bw / self.base:.0f} % of the "
                    "bandwidth, the drained T1 still unused")
@@ -389,7 +432,7 @@ class Story:
         limit = self.lab.hold_s + 8 * self.lab.window_s + 3
         while time.monotonic() - t < limit + 10 and any(self.deny.gone_at(i) is None for i in ids):
             time.sleep(0.2)
-        took = max((self.deny.gone_at(i) or time.monotonic()) for i in ids) - t
+        took = max(((self.deny.gone_at(i) or time.monotonic()) for i in ids), default=time.monotonic()) - t
         # the hold runs from the last window that showed the loss, which may end a window or
         # two before the heal; at most it adds the windows the localizer takes to see it clean
         least = self.lab.hold_s - 2 * self.lab.window_s
@@ -594,8 +637,9 @@ def main():
             raise Refused("no tshark on PATH: the wire check decodes the capture with it "
                           "(apt-get install tshark)")
         # lab.sh down keeps lab.conf and the tokens, not the run folder
-        if not all(os.path.exists(os.path.join(a.dir, f))
-                   for f in ("lab.conf", os.path.join("run", "controller.pid"))):
+        if not os.path.exists(os.path.join(a.dir, "lab.conf")) or not any(
+                os.path.exists(os.path.join(a.dir, "run", f"{c}.pid"))
+                for c in ("controller", "controller-1")):
             raise Refused(f"no system running in {a.dir}: bring the lab up first with "
                           f"{os.path.join(HERE, 'lab.sh')} -p {a.prefix} -d {a.dir} up "
                           "(not --fabric-only), and give story.py the same -p, -d and -P")
