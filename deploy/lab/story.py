@@ -325,6 +325,15 @@ class Story:
         others = [e for e in self.deny.since(t) if e["element"] != self.link(self.gray)]
         self.check(not others, f"no other element was denied meanwhile ({describe(others)})")
 
+    def agent_on(self, host, dead):
+        """Whether host's agent is connected to a controller other than |dead|"""
+        r = self.lab.nsx(host, os.path.join(self.a.bin, "mrc-perf"), "status")
+        try:
+            c = json.loads(r.stdout)["controller"]
+        except (ValueError, KeyError):
+            return False
+        return c.get("connected") and c.get("current", dead) != dead
+
     def evs_denied(self):
         """Whether every agent holds its EVs over the drained T1 denied."""
         for h in self.lab.hosts:
@@ -387,6 +396,16 @@ class Story:
             self.check(new and new != old and took <= 3,
                        f"the leader {old} killed during the drain: {new} leads "
                        f"{took if took is not None else -1:.1f} s later")
+            dead = self.lab.ctls[int(old.rsplit("-", 1)[1]) - 1]
+            resumed = None
+            while time.monotonic() - t < 10 and resumed is None:
+                if all(self.agent_on(h, dead) for h in self.lab.hosts):
+                    resumed = time.monotonic() - t
+                else:
+                    time.sleep(0.1)
+            self.check(resumed is not None and resumed <= 5,
+                       f"every agent's push channel resumed on a live controller "
+                       f"{resumed if resumed is not None else -1:.1f} s after the kill")
             self.lab.run("restart", old)
         else:
             os.kill(self.lab.pid("controller"), signal.SIGKILL)
