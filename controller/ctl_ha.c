@@ -139,7 +139,31 @@ static int version_parse(const char *text, int64_t *v, int64_t *epoch, int64_t *
 
 int ctl_ha_commit(ctl_ha *ha, ctl_change *c, char *err, size_t errlen)
 {
-    pthread_mutex_lock(&ha->wlock);
+    /* one change at a time; a change waits for another's commit half a second at most, so that a
+     * leader cut off from etcd (each commit then takes its timeouts) does not hold every HTTP
+     * thread waiting here while reads go unanswered */
+    if (!ctl_ha_leading(ha)) {
+        snprintf(err, errlen, "this controller does not lead");
+        return -EPERM;
+    }
+    /* a keepalive overdue: etcd is slow or out of reach, and a commit would only wait */
+    pthread_mutex_lock(&ha->lock);
+    int64_t age_ms = (mono_ms() * 1000000 - ha->pub.lease_ok_ns) / 1000000;
+    pthread_mutex_unlock(&ha->lock);
+    if (age_ms > (int64_t)ha->cfg.ttl_s * 1000 / 4 + 500) {
+        snprintf(err, errlen, "etcd has not answered this controller for %lld ms",
+                 (long long)age_ms);
+        return -EAGAIN;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 500000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    if (pthread_mutex_timedlock(&ha->wlock, &until) != 0) {
+        snprintf(err, errlen, "another change is being committed and etcd is slow to answer");
+        return -EAGAIN;
+    }
     pthread_mutex_lock(&ha->lock);
     bool leading = util_elect_leading(&ha->pub) && ha->caught_up;
     util_elect fence = ha->pub;
@@ -566,7 +590,8 @@ int ctl_ha_start(const ctl_ha_cfg *cfg, ctl_ha **pha, char *err, size_t errlen)
     /* a call to one member may take a second: a TTL of 3 s leaves room for a step's retries */
     int rv = util_etcd_new(cfg->etcd, 1000, &ha->etcd, err, errlen);
     if (rv == 0) {
-        rv = util_etcd_new(cfg->etcd, 1000, &ha->wetcd, err, errlen);
+        /* a change's commit waits half a second a member: a commit takes milliseconds */
+        rv = util_etcd_new(cfg->etcd, 500, &ha->wetcd, err, errlen);
     }
     if (rv != 0) {
         util_etcd_free(ha->etcd);

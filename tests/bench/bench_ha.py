@@ -8,6 +8,7 @@ second (bench_ctl_reports) into the controller alone and into the leader. On the
 
 usage: bench_ha.py --bin DIR [--smoke] [--changes N] [--reports N]"""
 import argparse
+import datetime
 import json
 import os
 import re
@@ -65,9 +66,11 @@ def changes(url, n):
     """n adds then their n removals, one at a time: each one's latency in ms"""
     lat, ids = [], []
     for i in range(n):
+        start = datetime.datetime(2032, 1, 1) + datetime.timedelta(minutes=i)
+        end = start + datetime.timedelta(days=2)
         body = {"element": "p0-t1-0", "reason": f"bench {i}",
-                "window": {"start": f"2032-01-01T{i // 60 % 24:02d}:{i % 60:02d}:00Z",
-                           "end": f"2032-01-03T{i // 60 % 24:02d}:{i % 60:02d}:00Z"}}
+                "window": {"start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           "end": end.strftime("%Y-%m-%dT%H:%M:%SZ")}}
         t = time.perf_counter()
         s, j = call(url + "/api/v1/denylist?force=true", "POST", body)
         lat.append((time.perf_counter() - t) * 1000)

@@ -11,6 +11,7 @@
     meanwhile: never two leaders acknowledging.
 Usage: ha_failover.py BINDIR TOPOLOGY WORKDIR ETCD_ENDPOINTS KILLS (etcd_cluster.sh started the
 members, ha.sh calls this and stops them)."""
+import datetime
 import json
 import os
 import re
@@ -126,9 +127,13 @@ def wait_leader(ctls, timeout=15):
 
 def post_entry(urls, n, hops=3):
     """an add through the list as a client does (next on failure, follow a 307): (status, id)"""
+    # a window of its own for each n (a minute apart): the same window again would be the
+    # same entry (an add is idempotent)
+    start = datetime.datetime(2031, 1, 1) + datetime.timedelta(minutes=n)
+    end = start + datetime.timedelta(days=1)
     body = {"element": "p0-t1-0", "reason": f"ha stream {n}",
-            "window": {"start": f"2031-01-01T{n // 60 % 24:02d}:{n % 60:02d}:00Z",
-                       "end": f"2031-01-02T{n // 60 % 24:02d}:{n % 60:02d}:00Z"}}
+            "window": {"start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       "end": end.strftime("%Y-%m-%dT%H:%M:%SZ")}}
     url = urls[0]
     for _ in range(hops + len(urls)):
         s, j, h = call(url + "/api/v1/denylist?force=true", "POST", body, OPER, timeout=4)
@@ -232,6 +237,10 @@ def main():
         views.append((j["version"], sorted(e["id"] for e in j["entries"])) if s == 200 else None)
     ids = set(views[0][1]) if views[0] else set()
     lost = [eid for eid in acked.values() if eid not in ids]
+    distinct = len(set(acked.values()))
+    check(distinct == len(acked), f"each acknowledged add is an entry of its own "
+          f"({distinct} ids for {len(acked)} adds)")
+    print(f"  the final denylist: {len(ids)} entries, version {views[0][0] if views[0] else None}")
     check(not lost, f"no acknowledged entry lost ({len(acked)} acknowledged, {len(lost)} missing)")
     check(views[0] is not None and views.count(views[0]) == 3,
           f"the three controllers hold one denylist (versions {[v[0] if v else None for v in views]})")
@@ -347,7 +356,7 @@ def cut_off():
                            {"element": "p0-t1-0", "reason": f"cut {time.time()}"}, OPER, timeout=5)
             if s in (200, 201) and time.time() - t0 > TTL:
                 acked_by_c1 += 1
-            time.sleep(0.05)
+            time.sleep(0.2)
 
     wt = threading.Thread(target=writes, daemon=True)
     wt.start()
