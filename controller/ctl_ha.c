@@ -43,6 +43,7 @@ struct ctl_ha {
     int64_t vmod;    /* the version key's mod revision as last seen (0: none) */
     char vtext[128]; /* its value */
     json_object *members;
+    unsigned ahead;        /* the thread's: polls on end that found the store ahead of etcd */
     pthread_mutex_t wlock; /* one change at a time */
 };
 
@@ -300,7 +301,7 @@ static int load_snapshot(ctl_ha *ha, char *err, size_t errlen)
              "the denylist from etcd: %zu entries, version %" PRId64 " of epoch %" PRId64, nd,
              version, epoch);
     pthread_mutex_lock(&ha->lock);
-    ha->vmod = vk[0].mod_rev;
+    ha->vmod = vk[0].mod_rev > ha->vmod ? vk[0].mod_rev : ha->vmod;
     snprintf(ha->vtext, sizeof(ha->vtext), "%s", vk[0].value);
     pthread_mutex_unlock(&ha->lock);
     rv = 0;
@@ -374,15 +375,22 @@ static int sync_log(ctl_ha *ha, bool *pchanged, char *err, size_t errlen)
     int64_t have = ctl_store_version(ha->cfg.store);
     if (have == version && ctl_store_epoch(ha->cfg.store) == epoch) {
         pthread_mutex_lock(&ha->lock);
-        ha->vmod = vk[0].mod_rev;
+        /* a commit may have moved it since this range was read: mod revisions only grow */
+        ha->vmod = vk[0].mod_rev > ha->vmod ? vk[0].mod_rev : ha->vmod;
         pthread_mutex_unlock(&ha->lock);
         goto out;
     }
+    /* ahead of etcd: a range read before our own commit landed, most often, which the next
+     * poll sees through; for a second on end, a store that is not etcd's (etcd restored) */
     if (have > version || have < 0) {
-        rv = load_snapshot(ha, err, errlen);
-        *pchanged = rv == 0;
+        if (++ha->ahead >= 10) {
+            ha->ahead = 0;
+            rv = load_snapshot(ha, err, errlen);
+            *pchanged = rv == 0;
+        }
         goto out;
     }
+    ha->ahead = 0;
     char from[200], to[200];
     key_of(from, sizeof(from), ha->klog, have + 1);
     key_of(to, sizeof(to), ha->klog, version + 1);

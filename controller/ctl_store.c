@@ -42,6 +42,7 @@ static const char *const schema =
     "CREATE INDEX IF NOT EXISTS history_time ON history (time);";
 
 static int deny_add(ctl_store *s, ctl_deny *d, const ctl_change *at);
+static bool applied(ctl_store *s, const ctl_change *at);
 static int deny_del(ctl_store *s, int64_t id, const char *actor, const char *source,
                     const ctl_change *at);
 static int window_tick(ctl_store *s, int64_t now, const ctl_change *at);
@@ -277,8 +278,10 @@ int ctl_store_open(const char *path, ctl_store **pstore, char *err, size_t errle
         /* the entries as they were, served; no write can be taken (503, -EROFS) */
         s->path = immutable_uri(path);
         rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-        util_log(UTIL_LOG_WARNING, "store %s is on a read-only disk: its reads are served, every "
-                 "write is refused (503) until it is writable and the controller restarted", path);
+        util_log(UTIL_LOG_WARNING,
+                 "store %s is on a read-only disk: its reads are served, every "
+                 "write is refused (503) until it is writable and the controller restarted",
+                 path);
         goto opened;
     }
     s->path = util_xstrdup(path);
@@ -372,15 +375,28 @@ static int set_meta(ctl_store *s, const char *key, int64_t value)
     return rv;
 }
 
+/* Whether the store holds replicated change |at| already; under the write lock, so that the
+ * leader's own apply and its log's follower cannot both take it */
+static bool applied(ctl_store *s, const ctl_change *at)
+{
+    sqlite3_stmt *st;
+    bool yes = false;
+    if (at && sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'version'", -1, &st,
+                                 NULL) == SQLITE_OK) {
+        yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= at->version;
+        sqlite3_finalize(st);
+    }
+    return yes;
+}
+
 /* The next version: one more, or a replicated change's own version and epoch (ctl_store_apply) */
 static int bump(ctl_store *s, const ctl_change *at)
 {
     if (!at) {
         return exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'version'");
     }
-    return set_meta(s, "version", at->version) == 0 && set_meta(s, "epoch", at->epoch) == 0
-               ? 0
-               : -EIO;
+    return set_meta(s, "version", at->version) == 0 && set_meta(s, "epoch", at->epoch) == 0 ? 0
+                                                                                            : -EIO;
 }
 
 json_object *ctl_deny_json(const ctl_deny *d, int64_t now)
@@ -438,6 +454,10 @@ static int deny_add(ctl_store *s, ctl_deny *d, const ctl_change *at)
     /* under the lock, so that adds racing past a check outside cannot go over the bound */
     if (!at && s->max_deny && atomic_load(&s->ndeny) >= s->max_deny) {
         rv = -EDQUOT;
+        goto out;
+    }
+    if (applied(s, at)) {
+        rv = 1; /* a replica took it already (the leader, or its log) */
         goto out;
     }
     rv = exec(s, "BEGIN IMMEDIATE");
@@ -509,6 +529,10 @@ static int deny_del(ctl_store *s, int64_t id, const char *actor, const char *sou
         return rv;
     }
     rv = -EIO;
+    if (applied(s, at)) {
+        rv = 1; /* a replica took it already (the leader, or its log) */
+        goto out;
+    }
     rv = exec(s, "BEGIN IMMEDIATE");
     if (rv != 0) {
         goto out;
@@ -694,8 +718,8 @@ json_object *ctl_store_deny_page(ctl_store *s, int64_t after, unsigned limit, in
     unsigned n = 0;
     *pnext = 0;
     pthread_mutex_lock(&s->lock);
-    if (sqlite3_prepare_v2(s->db, DENY_COLUMNS "FROM denylist WHERE id > ? ORDER BY id LIMIT ?",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, DENY_COLUMNS "FROM denylist WHERE id > ? ORDER BY id LIMIT ?", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, after);
         sqlite3_bind_int64(st, 2, (int64_t)limit + 1); /* one more says whether more follow */
         a = json_object_new_array();
@@ -807,6 +831,10 @@ static int window_tick(ctl_store *s, int64_t now, const ctl_change *at)
         return rv;
     }
     rv = -EIO;
+    if (applied(s, at)) {
+        rv = 1; /* a replica took it already (the leader, or its log) */
+        goto out;
+    }
     rv = exec(s, "BEGIN IMMEDIATE");
     if (rv != 0) {
         goto out;
@@ -1062,8 +1090,8 @@ int64_t ctl_store_window_last(ctl_store *s)
     if (!db) {
         return 0;
     }
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'window_tick'", -1, &st,
-                           NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'window_tick'", -1, &st, NULL) ==
+            SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
         v = sqlite3_column_int64(st, 0);
     }

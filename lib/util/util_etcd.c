@@ -478,8 +478,10 @@ int util_elect_step(util_elect *el, char *err, size_t errlen)
 
 bool util_elect_leading(const util_elect *el)
 {
-    /* cut off for nearly a TTL: another may lead within a second, so we stop now */
-    return el->leader && mono_ns() - el->lease_ok_ns < (int64_t)(el->ttl_s - 1) * 1000000000;
+    /* etcd counts the lease's TTL from when the keepalive reached it, after lease_ok_ns:
+     * half a second before the TTL from there, nobody else can lead yet */
+    return el->leader &&
+           mono_ns() - el->lease_ok_ns < (int64_t)el->ttl_s * 1000000000 - 500000000;
 }
 
 void util_elect_resign(util_elect *el)

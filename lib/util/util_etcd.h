@@ -85,13 +85,13 @@ void util_elect_init(util_elect *el, util_etcd *etcd, const char *key, const cha
                      unsigned ttl_s);
 /* One step of the campaign, to be called at least every ttl_s/3: keeps this candidate's
  * lease alive (a new one when it expired), takes the key when nobody holds it, and reads who
- * does. Stops leading at once when the lease cannot be kept alive for ttl_s - 1 seconds, so
+ * does. Stops leading at once when the lease cannot be kept alive for ttl_s - 0.5 seconds, so
  * that a candidate cut off from etcd has stopped before its lease lets another lead. 0 with
  * |el| updated; or a negative code with |el->leader| false when etcd could not be asked
  * (|current| and |epoch| then stay what they were). */
 int util_elect_step(util_elect *el, char *err, size_t errlen);
 /* Whether this candidate leads now: it did at its last step and its lease was kept alive less
- * than ttl_s - 1 seconds ago (a step blocked on a member that does not answer cannot make it
+ * than ttl_s - 0.5 seconds ago (a step blocked on a member that does not answer cannot make it
  * lead for longer than its lease). */
 bool util_elect_leading(const util_elect *el);
 /* Leaves the lead (and the candidacy): revokes the lease, so that another may lead at once. */
