@@ -59,7 +59,13 @@ let leader, self;
 before(async () => {
     await seed();
     leader = (await atLeader('GET', '/api/v1/cluster', tokens.reader)).body;
-    self = (await call('GET', '/api/v1/cluster', tokens.reader)).body;
+    // each controller lists the others once it has read their membership keys
+    for (let i = 0; i < 100; i++) {
+        self = (await call('GET', '/api/v1/cluster', tokens.reader)).body;
+        if (self.members.length === 3) break;
+        await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(self.members.length, 3, 'the follower lists three controllers');
     assert.equal(leader.self.role, 'leader', 'MRCFAB_LEADER leads');
     assert.equal(self.self.role, 'follower', 'MRCFAB_BASE follows');
     await launch();
@@ -96,7 +102,7 @@ test("the controllers' panel names the leader, its epoch, and links to the other
     assert.match(text, new RegExp(`follower ${self.self.name} · leader ${leader.self.name}, epoch ${leader.leader.epoch}$`));
     assert.match(text, /○ follower/, 'the role in a word and a symbol');
     await summary.click();
-    await page.locator('#cluster-table').waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('#cluster-table tbody tr').length === 3);
     const rows = await page.locator('#cluster-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
         name: tr.dataset.member, role: tr.dataset.role, href: tr.querySelector('a')?.getAttribute('href') || null, text: tr.textContent,
     })));
@@ -111,6 +117,21 @@ test("the controllers' panel names the leader, its epoch, and links to the other
     assert.match(await page.locator('#cluster-leader').textContent(), new RegExp(leader.self.name));
     await shot(page, 'ha-cluster-panel');
     noErrors(page, 'the panel');
+});
+
+test("a change asked of a follower's page is not followed: it says to make it on the leader's", async () => {
+    const page = await newPage();
+    await signIn(page, tokens.admin);
+    await view(page, '#/denylist', '#deny-form');
+    await page.locator('#deny-element').fill('p0-t1-1');
+    await page.locator('#deny-reason').fill('web ha test');
+    await page.locator('#deny-preview').click();
+    await page.locator('#deny-error').waitFor();
+    assert.match(await page.locator('#deny-error').textContent(), /this controller follows another.*leader's dashboard.*\(HTTP 307\)/);
+    assert.equal(await page.locator('#cluster-down').isVisible(), false, 'no "does not answer" banner: it answered');
+    const d = await atLeader('GET', '/api/v1/denylist', tokens.admin);
+    assert.equal(d.body.entries.length, 0, 'nothing stored');
+    noErrors(page, 'a change on a follower');
 });
 
 test('the follower killed: the page says it does not answer and offers the other two', async () => {

@@ -47,13 +47,19 @@ async function request(path, { method = 'GET', body, query, headers: extra } = {
     try {
         // no-store: the browser adds no validators of its own, so a 304 reaches us only when we
         // asked for one (tagged() below), and nothing stale is ever served from its cache
+        // a change is not followed to another controller: a follower redirects it to the
+        // leader, and the browser would drop the token on the way to another origin
         const res = await fetch(url, {
-            method, headers, signal: ctl.signal, cache: 'no-store',
+            method, headers, signal: ctl.signal, cache: 'no-store', redirect: method === 'GET' ? 'follow' : 'manual',
             body: body === undefined ? undefined : JSON.stringify(body),
         });
         reached(null);
+        if (res.type === 'opaqueredirect') {
+            throw new ApiError(307, null, "this controller follows another, which makes every change: make it on the leader's dashboard (the controllers' panel, top right, links to it)");
+        }
         return res;
     } catch (e) {
+        if (e instanceof ApiError) throw e;
         const err = new ApiError(0, null, `the controller cannot be reached (${e.name === 'AbortError' ? 'no answer in 10 s' : e.message})`);
         reached(err);
         throw err;
