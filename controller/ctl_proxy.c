@@ -157,9 +157,9 @@ void ctl_proxy_serve(ctl_proxy *p, const char *leader, util_httpd_req *req)
     int rv = take_slot(p, leader, err, sizeof(err));
     if (rv == -EBUSY) {
         snprintf(detail, sizeof(detail),
-                 "this controller follows, and already waits on the leader %s for %u requests; "
-                 "retry in a second",
-                 leader, p->max_inflight);
+                 "this controller follows, and already waits on the leader %s for %u "
+                 "request%s; retry in a second",
+                 leader, p->max_inflight, p->max_inflight == 1 ? "" : "s");
         unavailable(req, "busy", leader, detail);
         return;
     }

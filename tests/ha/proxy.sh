@@ -5,7 +5,9 @@
 # the problem list with its query, the agents registered with the leader: the leader's very
 # body, type and status; a refused token refused), a write still gets 307 to the leader, and
 # once the leader is killed a follower answers 503 "did not answer" with Retry-After: 1, or the
-# new leader's answer, and the new leader's within a few seconds. Then the same cluster over
+# new leader's answer, and the new leader's within a few seconds. A stopped leader: the fetch
+# gives up after 5 s, a fetch beyond the limit gets 503 "busy", and the failure is said at once
+# for a second after. Then the same cluster over
 # mutual TLS: a follower checks the leader's certificate against --peer-ca (here --client-ca's
 # default) and offers its own; a follower given another CA answers 503 naming the certificate.
 set -euo pipefail
@@ -128,6 +130,37 @@ done
 check '[ -n "$ok" ]' "a survivor answers the health summary 200 within 10 s of the kill"
 for i in 1 2 3; do [ "$i" = "$L" ] || kill -TERM "${pids[i]}"; done
 for i in 1 2 3; do [ "$i" = "$L" ] || wait "${pids[i]}" 2>/dev/null || true; done
+pids=()
+
+### a leader that takes the connection but does not answer (stopped): the fetch gives up after
+### 5 s; with --threads 2 one fetch at a time, a second waits a second and gets 503 "busy";
+### for a second after the failure the follower says so at once. (--lease-ttl 30: no election
+### meanwhile.)
+for i in 1 2; do start "$i" stall http --threads 2 --lease-ttl 30; done
+L=$(leader 1 2) || { fail "stall: a leader within 15 s"; finish ha.proxy; }
+F=$(( 3 - L ))
+kill -STOP "${pids[L]}"
+t0=$(date +%s%N)
+(get "${url[F]}/api/v1/health/summary" >"$work/a.out"; date +%s%N >"$work/a.end"; cp "$work/h" "$work/a.h") &
+a=$!
+sleep 0.3
+tb=$(date +%s%N)
+CURL_B=$(curl -s -m 10 -o "$work/b.out" -w '%{http_code}' -H "Authorization: Bearer $READER" "${url[F]}/api/v1/agents")
+ms_b=$(( ($(date +%s%N) - tb) / 1000000 ))
+check '[ "$CURL_B" = 503 ] && grep -q "\"title\":\"busy\"" "$work/b.out" && [ "$ms_b" -ge 800 ] && [ "$ms_b" -le 3000 ]' \
+    "stall: a second fetch while one waits gets 503 busy after about a second ($CURL_B in $ms_b ms: $(head -c 200 "$work/b.out"))"
+wait "$a"
+ms_a=$(( ($(cat "$work/a.end") - t0) / 1000000 ))
+check 'head -1 "$work/a.out" | grep -q "^503 " && grep -q "did not answer" "$work/a.out" && [ "$ms_a" -ge 4500 ] && [ "$ms_a" -le 7500 ]' \
+    "stall: the fetch from a leader that does not answer gives up after 5 s with 503 ($ms_a ms)"
+tc=$(date +%s%N)
+out=$(get "${url[F]}/api/v1/health/summary")
+ms_c=$(( ($(date +%s%N) - tc) / 1000000 ))
+check '[ "${out%% *}" = 503 ] && grep -q "did not answer" <<<"$out" && [ "$ms_c" -le 500 ]' \
+    "stall: right after, the follower says the leader did not answer at once ($ms_c ms)"
+kill -CONT "${pids[L]}"
+for i in 1 2; do kill -TERM "${pids[i]}"; done
+for i in 1 2; do wait "${pids[i]}" 2>/dev/null || true; done
 pids=()
 
 ### mutual TLS: every controller asks clients for a certificate of the CA, its peers included
