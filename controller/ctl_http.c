@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "ctl_http.h"
+#include "ctl_proxy.h"
 #include "util_peers.h"
 #include "ctl_roles.h"
 #include "ctl_web.h"
@@ -26,6 +27,7 @@ struct ctl_http {
     util_httpd *srv;
     ctl_ctx *ctx;
     ctl_http_cfg cfg;
+    ctl_proxy *proxy; /* a follower's fetches from the leader */
 };
 
 static void record(void *user, int status, uint64_t us)
@@ -136,8 +138,7 @@ static bool has_body(util_httpd_req *req)
 /* Before the body: every API path needs a valid token (what ctl_api_handle would say, but
  * said before a byte of the body is read), a body must be JSON, and a prober's evidence may be
  * larger. */
-static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detail,
-                 size_t detaillen)
+static int admit(void *user, util_httpd_req *req, size_t *pmax_body, char *detail, size_t detaillen)
 {
     ctl_http *h = user;
     const char *path = util_httpd_req_path(req), *method = util_httpd_req_method(req);
@@ -188,8 +189,9 @@ static bool leader_only(const char *method, const char *path)
            strcmp(path, "/api/v1/probers") == 0;
 }
 
-/* A follower's answer: 307 to the leader (the same method, path, query and body), or 503 when
- * none is known (an election under way, or etcd out of reach) */
+/* A follower's answer: a read fetched from the leader (ctl_proxy.h: a browser loses its token
+ * on a redirect to another origin), anything else 307 to the leader (the same method, path,
+ * query and body), or 503 when none is known (an election under way, or etcd out of reach) */
 static void to_leader(ctl_http *h, util_httpd_req *req)
 {
     char leader[512];
@@ -198,19 +200,27 @@ static void to_leader(ctl_http *h, util_httpd_req *req)
     if (!leader[0]) {
         const char *hdr[] = {"Retry-After", "1", NULL};
         util_buf b = {0};
-        util_buf_printf(&b, "{\"type\":\"about:blank\",\"title\":\"no leader\",\"status\":503,"
+        util_buf_printf(&b,
+                        "{\"type\":\"about:blank\",\"title\":\"no leader\",\"status\":503,"
                         "\"detail\":\"no controller leads at the moment (an election, or etcd out "
                         "of reach); reads are served; retry in a second\"}");
         util_httpd_respond(req, 503, "application/problem+json", b.s, b.len, hdr);
+        return;
+    }
+    const char *method = util_httpd_req_method(req);
+    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+        ctl_proxy_serve(h->proxy, leader, req);
         return;
     }
     char *query = util_httpd_req_query(req);
     util_buf loc = {0}, b = {0};
     util_buf_printf(&loc, "%s%s%s", leader, util_httpd_req_path(req), query);
     free(query);
-    util_buf_printf(&b, "{\"type\":\"about:blank\",\"title\":\"not the leader\",\"status\":307,"
+    util_buf_printf(&b,
+                    "{\"type\":\"about:blank\",\"title\":\"not the leader\",\"status\":307,"
                     "\"detail\":\"this controller follows; the leader (epoch %lld) takes it\","
-                    "\"leader\":", (long long)epoch);
+                    "\"leader\":",
+                    (long long)epoch);
     util_buf_json_str(&b, leader);
     util_buf_printf(&b, "}");
     const char *hdr[] = {"Location", loc.s, UTIL_PEERS_LEADER_HEADER, leader, NULL};
@@ -289,8 +299,16 @@ int ctl_http_start(ctl_ctx *ctx, const util_auth *auth, const ctl_http_cfg *cfg,
                          .handle = handle,
                          .done = record,
                          .user = h};
+    /* every thread but one may wait on the leader: the reads served here keep one */
+    ctl_proxy_cfg pc = {.cafile = cfg->peer_cafile,
+                        .certfile = cfg->peer_certfile,
+                        .keyfile = cfg->peer_keyfile,
+                        .timeout_ms = CTL_PROXY_TIMEOUT_MS,
+                        .max_inflight = cfg->threads > 1 ? cfg->threads - 1 : 1};
+    h->proxy = ctl_proxy_new(&pc);
     int rv = util_httpd_start(&sc, &h->srv, err, errlen);
     if (rv != 0) {
+        ctl_proxy_free(h->proxy);
         free(h);
         return rv;
     }
@@ -312,5 +330,6 @@ void ctl_http_stop(ctl_http *h)
     }
     util_httpd_free(h->srv);
     h->ctx->changed = NULL;
+    ctl_proxy_free(h->proxy);
     free(h);
 }

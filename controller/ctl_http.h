@@ -24,6 +24,10 @@ typedef struct ctl_http_cfg {
     const char *cert_pem, *key_pem; /* HTTPS when both are given (the PEM text) */
     const char *client_ca_pem;      /* with HTTPS: clients need a certificate it signed */
     const char *web_dir; /* the dashboard's files, served at / and /ui/; NULL or "": none */
+    /* a follower's fetches of the leader-only reads from the leader (ctl_proxy.h): the CA of
+     * the leader's certificate (NULL: the system's), and the certificate and key offered to a
+     * leader that asks for one (NULL: none) */
+    const char *peer_cafile, *peer_certfile, *peer_keyfile;
 } ctl_http_cfg;
 
 /* Starts serving |ctx| (its |changed| hook is set to wake the push channel). Returns 0 or a

@@ -19,7 +19,7 @@
 
 static struct {
     char *topology, *db, *listen, *tokens, *cert, *key, *client_ca, *cc, *web, *log;
-    char *etcd, *etcd_prefix, *name, *advertise;
+    char *etcd, *etcd_prefix, *name, *advertise, *peer_ca;
     uint64_t lease_ttl;
     uint64_t threads, max_body, max_wait, max_connections, window, floor, agent_interval,
         history_days, max_entries;
@@ -112,6 +112,7 @@ static const util_opt opts[] = {
     {.name = "etcd-prefix", .kind = UTIL_OPT_STR, .def = "/mrcfab/", .dest = &o.etcd_prefix, .arg = "KEY", .help = "with --etcd: the keys' prefix, one per fabric"},
     {.name = "name", .kind = UTIL_OPT_STR, .dest = &o.name, .arg = "NAME", .help = "with --etcd: this controller's name among them (default: the host name)"},
     {.name = "advertise", .kind = UTIL_OPT_STR, .dest = &o.advertise, .arg = "URL", .help = "with --etcd: the base URL clients reach this controller at (default: from --listen)"},
+    {.name = "peer-ca", .kind = UTIL_OPT_STR, .dest = &o.peer_ca, .arg = "FILE", .help = "with --etcd: PEM CA certificates that signed the other controllers' certificates, for a follower's fetches from the leader over https (default: --client-ca, else the system's)"},
     {.name = "lease-ttl", .kind = UTIL_OPT_UINT, .def = "2", .min = 2, .max = 60, .dest = &o.lease_ttl, .arg = "S", .help = "with --etcd: the leader's lease; a leader cut off from etcd stops leading within it"},
     {.name = "web", .kind = UTIL_OPT_STR, .def = web_default, .dest = &o.web, .arg = "DIR", .help = "folder of the dashboard's files, served at / and /ui/ without a token ('': none)"},
     UTIL_OPT_LOG(&o.log),
@@ -246,6 +247,18 @@ int main(int argc, char **argv)
         util_log(UTIL_LOG_ERR, "--client-ca %s: %s", o.client_ca, strerror(-rv));
         goto out;
     }
+    /* a follower fetches the leader's reads: the leader's certificate checked against
+     * --peer-ca, and this controller's own offered where the controllers ask for one */
+    const char *peer_ca = o.peer_ca && o.peer_ca[0] ? o.peer_ca : o.client_ca;
+    if (o.peer_ca && o.peer_ca[0]) {
+        char *pem = NULL;
+        rv = util_read_file(o.peer_ca, &pem, &(size_t){0});
+        free(pem);
+        if (rv != 0) {
+            util_log(UTIL_LOG_ERR, "--peer-ca %s: %s", o.peer_ca, strerror(-rv));
+            goto out;
+        }
+    }
     if (o.cert && tls_check(cert, key, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_ERR, "%s", err);
         goto out;
@@ -297,7 +310,10 @@ int main(int argc, char **argv)
                        .client_ca_pem = client_ca,
                        .cert_pem = cert,
                        .key_pem = key,
-                       .web_dir = o.web};
+                       .web_dir = o.web,
+                       .peer_cafile = peer_ca,
+                       .peer_certfile = o.client_ca ? o.cert : NULL,
+                       .peer_keyfile = o.client_ca ? o.key : NULL};
     if (ctl_http_start(ctx, &auth, &hc, &http, err, sizeof(err)) != 0) {
         util_log(UTIL_LOG_ERR, "%s", err);
         goto out;

@@ -76,6 +76,24 @@ before(async () => {
 
 after(close);
 
+test("the controllers' panel: a controller alone says so and offers no other", async () => {
+    const c = await call('GET', '/api/v1/cluster', tokens.reader);
+    assert.equal(c.status, 200, 'GET /cluster');
+    assert.equal(c.body.self.role, 'alone', 'the API: alone without etcd');
+    const page = await newPage();
+    await signIn(page, tokens.reader);
+    await view(page, '#/overview', '#planes-table');
+    await page.locator('#cluster-summary').waitFor();
+    assert.match(await page.locator('#cluster-summary').textContent(), /● alone · no other controller/, 'the badge says alone, in a word');
+    assert.equal(await page.locator('#cluster .cluster-body').isVisible(), false, 'closed until asked');
+    await page.locator('#cluster-summary').click();
+    assert.match(await page.locator('#cluster .cluster-body').textContent(), /runs alone.*no other controller/);
+    assert.equal(await page.locator('#cluster a, #cluster-table').count(), 0, 'no controllers to link to');
+    assert.equal(await page.locator('#cluster-down').isVisible(), false, 'no banner while it answers');
+    await shot(page, 'cluster-alone');
+    noErrors(page, 'cluster alone');
+});
+
 test('without a token the token form shows; a wrong token returns to it with a message', async () => {
     const page = await newPage();
     page.allowed.push(/status of 401/);

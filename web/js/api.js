@@ -26,6 +26,13 @@ export class ApiError extends Error {
     }
 }
 
+// Told of every request's fate: null when the controller answered (whatever it said), else the
+// ApiError of a request it did not answer (cluster.js says so and offers the other controllers).
+let reached = () => {};
+export function onReach(fn) {
+    reached = fn;
+}
+
 // One request with the session's token; the Response, or ApiError when there is none. A request
 // the controller does not answer within 10 s is abandoned: the next poll asks again.
 async function request(path, { method = 'GET', body, query, headers: extra } = {}) {
@@ -40,12 +47,22 @@ async function request(path, { method = 'GET', body, query, headers: extra } = {
     try {
         // no-store: the browser adds no validators of its own, so a 304 reaches us only when we
         // asked for one (tagged() below), and nothing stale is ever served from its cache
-        return await fetch(url, {
-            method, headers, signal: ctl.signal, cache: 'no-store',
+        // a change is not followed to another controller: a follower redirects it to the
+        // leader, and the browser would drop the token on the way to another origin
+        const res = await fetch(url, {
+            method, headers, signal: ctl.signal, cache: 'no-store', redirect: method === 'GET' ? 'follow' : 'manual',
             body: body === undefined ? undefined : JSON.stringify(body),
         });
+        reached(null);
+        if (res.type === 'opaqueredirect') {
+            throw new ApiError(307, null, "this controller follows another, which makes every change: make it on the leader's dashboard (the controllers' panel, top right, links to it)");
+        }
+        return res;
     } catch (e) {
-        throw new ApiError(0, null, `the controller cannot be reached (${e.name === 'AbortError' ? 'no answer in 10 s' : e.message})`);
+        if (e instanceof ApiError) throw e;
+        const err = new ApiError(0, null, `the controller cannot be reached (${e.name === 'AbortError' ? 'no answer in 10 s' : e.message})`);
+        reached(err);
+        throw err;
     } finally {
         clearTimeout(timer);
     }

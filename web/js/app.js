@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The dashboard's shell: the token form, who is signed in, hash routing between the views and
-// the poll loop that refreshes the current view every second.
+// the poll loop that refreshes the current view every second, and the controllers' panel
+// (cluster.js) in the header.
 //
 // Routes: #/overview[/PLANE], #/element/NAME, #/denylist[?element=NAME], #/paths[?from=&to=],
 // #/agents. A view is {refresh(), unmount()}; refresh() reads what the view shows from the API
@@ -13,6 +14,7 @@ import * as element from './element.js';
 import * as denylist from './denylist.js';
 import * as paths from './paths.js';
 import * as agents from './agents.js';
+import * as cluster from './cluster.js';
 
 const VIEWS = { overview, element, denylist, paths, agents };
 const EDIT = new Set(['prober', 'localizer', 'operator', 'admin']); // may add entries (a prober or the localizer removes only prober entries)
@@ -42,6 +44,7 @@ function stop() {
 
 function signOut(message) {
     stop();
+    cluster.stop();
     clearToken();
     ctx = null;
     $('view').replaceChildren();
@@ -78,6 +81,7 @@ async function start() {
     $('fabric-name').textContent = `${fabric.name}: ${fabric.planes} planes, ${fabric.hosts.toLocaleString('en-US')} hosts`;
     $('login').hidden = true;
     $('app').hidden = false;
+    cluster.start();
     route();
 }
 
