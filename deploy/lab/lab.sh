@@ -573,7 +573,8 @@ tls_make() {
         cd "$t"
         openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
             -subj "/CN=mrcfab lab $prefix CA" -keyout ca.key -out ca.pem
-        printf 'subjectAltName=IP:%s,IP:%s,IP:%s,IP:%s\nextendedKeyUsage=serverAuth\n' \
+        # clientAuth too: a follower offers it to the leader when it proxies a read (--peer-ca)
+        printf 'subjectAltName=IP:%s,IP:%s,IP:%s,IP:%s\nextendedKeyUsage=serverAuth,clientAuth\n' \
             "$mgmt_net:ffff" "$mgmt_net:ff01" "$mgmt_net:ff02" "$mgmt_net:ff03" >ctl.ext
         printf 'extendedKeyUsage=clientAuth\n' >client.ext
         for n in ctl admin localizer "${PLANE_IDS[@]/#/localizer-}" "${HOSTS[@]}"; do
