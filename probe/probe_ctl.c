@@ -14,7 +14,8 @@ struct probe_ctl {
     struct event_base *base;
     util_peers peers;
     char *token, *cafile, *certfile, *keyfile;
-    bool moving; /* a move to the next controller said, until one answers */
+    bool moving;     /* a move to the next controller said, until one answers */
+    char named[512]; /* the leader last said to be followed */
 };
 
 struct probe_ctl_req {
@@ -33,11 +34,12 @@ static char *dup_or_null(const char *s)
     return s ? util_xstrdup(s) : NULL;
 }
 
-int probe_ctl_new(const probe_ctl_cfg *cfg, probe_ctl **pctl, char *err, size_t errlen)
+/* |list|'s controllers into |p|. "http://ctl:8080/" is written often enough: the slashes go,
+ * as mrcctl's and the agent's do. */
+static int peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
 {
     util_buf b = {0};
-    const char *s = cfg->urls ? cfg->urls : "";
-    /* "http://ctl:8080/" is written often enough: the slashes go, as mrcctl and the agent do */
+    const char *s = list ? list : "";
     for (;;) {
         size_t n = strcspn(s, ","), k = n;
         while (k > 0 && s[k - 1] == '/') {
@@ -50,9 +52,25 @@ int probe_ctl_new(const probe_ctl_cfg *cfg, probe_ctl **pctl, char *err, size_t 
         util_buf_lit(&b, ",");
         s += n + 1;
     }
-    probe_ctl *ctl = util_xcalloc(1, sizeof(*ctl));
-    int rv = util_peers_parse(&ctl->peers, b.s ? b.s : "", err, errlen);
+    int rv = util_peers_parse(p, b.s ? b.s : "", err, errlen);
     free(b.s);
+    return rv;
+}
+
+int probe_ctl_check(const char *urls, char *err, size_t errlen)
+{
+    util_peers p;
+    int rv = peers_parse(&p, urls, err, errlen);
+    if (rv == 0) {
+        util_peers_free(&p);
+    }
+    return rv;
+}
+
+int probe_ctl_new(const probe_ctl_cfg *cfg, probe_ctl **pctl, char *err, size_t errlen)
+{
+    probe_ctl *ctl = util_xcalloc(1, sizeof(*ctl));
+    int rv = peers_parse(&ctl->peers, cfg->urls, err, errlen);
     if (rv != 0) {
         free(ctl);
         return rv;
@@ -162,9 +180,11 @@ static void on_answer(void *user, util_http_result *res)
         return;
     case UTIL_HTTP_FOLLOW:
         if (util_peers_follow(&ctl->peers, res->leader) == 0) {
-            if (strcmp(util_peers_current(&ctl->peers), r->at) != 0) {
-                util_log(UTIL_LOG_INFO, "controllers: %s follows; the leader is %s", r->at,
-                         util_peers_current(&ctl->peers));
+            /* said once a leader: followers name a dead one until its lease ends */
+            const char *now = util_peers_current(&ctl->peers);
+            if (strcmp(now, ctl->named) != 0) {
+                util_log(UTIL_LOG_INFO, "controllers: %s follows; the leader is %s", r->at, now);
+                snprintf(ctl->named, sizeof(ctl->named), "%s", now);
             }
             r->hops++;
             again(r);

@@ -26,6 +26,8 @@ typedef struct probe_ctl_cfg {
 typedef struct probe_ctl probe_ctl;
 typedef struct probe_ctl_req probe_ctl_req;
 
+/* Whether |urls| is a list probe_ctl_new takes: 0, or -EINVAL with a sentence in |err|. */
+int probe_ctl_check(const char *urls, char *err, size_t errlen);
 /* Creates the client. Returns 0, or -EINVAL with a sentence in |err| for a list that is not
  * one of http(s) base URLs of one scheme. */
 int probe_ctl_new(const probe_ctl_cfg *cfg, probe_ctl **pctl, char *err, size_t errlen);
