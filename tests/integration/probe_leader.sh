@@ -10,6 +10,7 @@
 #   - the leader is killed (SIGKILL): another leads, and once the port is healed the localizer
 #     lifts its entry through the new leader (gone from both survivors' lists), its status
 #     naming the new leader.
+# KEEP=1 keeps the work directory (the daemons' logs).
 set -euo pipefail
 
 bin=${1:?usage: probe_leader.sh BINDIR}
@@ -27,7 +28,7 @@ cleanup() {
     # etcd's members are children too: stopped first, or the wait would be for them
     etcd_down "$work"
     wait 2>/dev/null || true
-    [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
+    if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT INT TERM
 fail() {
@@ -134,7 +135,7 @@ done
 [ "$(status | jq_ controller)" = "${curl_[$new]}" ] ||
     fail "the localizer talks to $(status | jq_ controller), not the new leader ${curl_[$new]}"
 grep -q "lifted " "$work/loc.log" || fail "the localizer did not say it lifted"
-within 7 '[ "$(seen "$new")" \> "" ]' || fail "the new leader has not seen loc1"
+within 7 '[ -n "$(seen "$new")" ]' || fail "the new leader has not seen loc1"
 echo "PASS: healed, the localizer lifted entry ${entry%% *} through controller-$new"
 kill "$loc_pid"
 wait "$loc_pid" || fail "the localizer did not stop cleanly"
