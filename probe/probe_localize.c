@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_ctl.h"
 #include "probe_node.h"
 #include "probe_post.h"
 #include "probe_shard.h"
@@ -83,7 +84,7 @@ typedef struct ent {
     unsigned tries;      /* failed requests in a row */
     uint32_t backoff_ms; /* the next wait after a failure */
     uint64_t next_try;   /* monotonic ns */
-    util_http *req;      /* in flight, or NULL */
+    probe_ctl_req *req;  /* in flight, or NULL */
     req_ctx ctx;         /* its callback's */
 } ent;
 
@@ -128,13 +129,14 @@ struct probe_localize {
     uint64_t refused[PROBE_REFUSALS];
     uint64_t probes_sent[MAX_PLANE], probes_lost[MAX_PLANE];
     double infer_sum_s, infer_last_s, infer_max_s; /* probe_infer_eval's time, monotonic */
+    probe_ctl *ctl; /* the controllers (NULL: verdicts are only logged) */
     struct event *beat;
-    util_http *beat_req; /* the heartbeat in flight, or NULL */
-    bool beat_failing;   /* said once, until the controller answers again */
+    probe_ctl_req *beat_req; /* the heartbeat in flight, or NULL */
+    bool beat_failing;       /* said once, until the controller answers again */
     uint64_t beat_failures;
-    char me[64];         /* the token's name, as whoami says: the author of our entries */
-    util_http *list_req; /* GET /api/v1/denylist in flight, or NULL */
-    probe_post *post;    /* the evidence */
+    char me[64];             /* the token's name, as whoami says: the author of our entries */
+    probe_ctl_req *list_req; /* GET /api/v1/denylist in flight, or NULL */
+    probe_post *post;        /* the evidence */
     uint64_t results_posted, results_dropped;
     uint64_t regain;       /* windows to evaluate before a restored action may count clean */
     bool adopt_pending;    /* the entries it owns at the controller not yet read (whoami first) */
@@ -577,19 +579,13 @@ static void on_deleted(void *user, util_http_result *res)
 
 /* Starts entry |slot|'s request; on failure to start it counts as one without an answer. */
 static void ent_request(probe_localize *loc, action *a, unsigned slot, const char *method,
-                        const char *url, const char *body, util_http_cb cb)
+                        const char *path, const char *body, util_http_cb cb)
 {
     char err[256];
     ent *e = &a->ents[slot];
     e->ctx = (req_ctx){.loc = loc, .act = a, .slot = slot};
-    util_http_opts o = {.method = method,
-                        .bearer = loc->cfg.token,
-                        .body = body,
-                        .bodylen = body ? strlen(body) : 0,
-                        .cafile = loc->cfg.cafile,
-                        .certfile = loc->cfg.certfile,
-                        .keyfile = loc->cfg.keyfile};
-    if (util_http_start(loc->cfg.base, url, &o, cb, &e->ctx, &e->req, err, sizeof(err)) != 0) {
+    if (probe_ctl_start(loc->ctl, method, path, body, 0, cb, &e->ctx, &e->req, err, sizeof(err)) !=
+        0) {
         e->req = NULL;
         ent_retry(loc, a, e, cb == on_added ? ENT_WANT : ENT_HELD, method, err);
         return;
@@ -599,18 +595,17 @@ static void ent_request(probe_localize *loc, action *a, unsigned slot, const cha
 
 static void ent_post(probe_localize *loc, action *a, unsigned i)
 {
-    char url[512], name[64], reason[256];
+    char name[64], reason[256];
     probe_comp_name(&a->comp, name, sizeof(name));
     snprintf(reason, sizeof(reason),
              "prober: %s loses %.3g %% (%" PRIu64 " of %" PRIu64 " probes over %.3g s, LLR %.0f)",
              name, a->v.loss * 100, a->v.lost, a->v.sent,
              (double)a->v.horizon * (double)loc->cfg.window_ns / 1e9, a->v.llr);
-    snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
     json_object *b = json_object_new_object();
     json_object_object_add(b, "element", json_object_new_string(a->els[i].element));
     json_object_object_add(b, "scope", json_object_new_string(a->els[i].scope));
     json_object_object_add(b, "reason", json_object_new_string(reason));
-    ent_request(loc, a, i, "POST", url, json_object_to_json_string(b), on_added);
+    ent_request(loc, a, i, "POST", "/api/v1/denylist", json_object_to_json_string(b), on_added);
     json_object_put(b);
     loc->posts++;
 }
@@ -719,17 +714,12 @@ static void on_listed(void *user, util_http_result *res)
 
 static void list_start(probe_localize *loc)
 {
-    char url[512], err[256];
+    char err[256];
     if (loc->list_req) {
         return;
     }
-    snprintf(url, sizeof(url), "%s/api/v1/denylist", loc->cfg.controller);
-    util_http_opts o = {.bearer = loc->cfg.token,
-                        .cafile = loc->cfg.cafile,
-                        .certfile = loc->cfg.certfile,
-                        .keyfile = loc->cfg.keyfile};
-    if (util_http_start(loc->cfg.base, url, &o, on_listed, loc, &loc->list_req, err, sizeof(err)) !=
-        0) {
+    if (probe_ctl_start(loc->ctl, NULL, "/api/v1/denylist", NULL, 0, on_listed, loc, &loc->list_req,
+                        err, sizeof(err)) != 0) {
         loc->list_req = NULL;
         util_http_result res = {.rv = -EIO, .err = err};
         on_listed(loc, &res);
@@ -743,7 +733,7 @@ static void act_settle(probe_localize *loc, action *a)
 {
     uint64_t now = mono_ns();
     bool want_list = false, busy = false, adding = false, refused = false;
-    char url[512];
+    char path[64];
     if (a->state == ACT_FREE || !loc->cfg.controller) {
         return;
     }
@@ -760,9 +750,8 @@ static void act_settle(probe_localize *loc, action *a)
                     e->st = ENT_GONE;
                 }
             } else if (e->st == ENT_HELD && now >= e->next_try) {
-                snprintf(url, sizeof(url), "%s/api/v1/denylist/%" PRId64, loc->cfg.controller,
-                         e->id);
-                ent_request(loc, a, k, "DELETE", url, NULL, on_deleted);
+                snprintf(path, sizeof(path), "/api/v1/denylist/%" PRId64, e->id);
+                ent_request(loc, a, k, "DELETE", path, NULL, on_deleted);
                 loc->deletes++;
             }
             busy |= e->st != ENT_GONE && e->st != ENT_REFUSED;
@@ -1247,20 +1236,19 @@ static void on_beat(void *user, util_http_result *res)
 static void heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     probe_localize *loc = arg;
-    char url[512], err[256];
+    char err[256];
     (void)fd;
     (void)what;
     if (loc->beat_req) {
         return;
     }
-    snprintf(url, sizeof(url), "%s/api/v1/whoami", loc->cfg.controller);
-    util_http_opts o = {.bearer = loc->cfg.token,
-                        .cafile = loc->cfg.cafile,
-                        .certfile = loc->cfg.certfile,
-                        .keyfile = loc->cfg.keyfile,
-                        .timeout_ms = LOC_HEARTBEAT_S * 1000};
-    int rv =
-        util_http_start(loc->cfg.base, url, &o, on_beat, loc, &loc->beat_req, err, sizeof(err));
+    /* the leader's list of probers is the one shown, and a follower answers whoami itself: with
+     * several controllers, once whoami named our token, the heartbeat is a small GET that only
+     * the leader answers (a follower sends it there) */
+    const char *path =
+        loc->me[0] && probe_ctl_count(loc->ctl) > 1 ? "/api/v1/agents?limit=1" : "/api/v1/whoami";
+    int rv = probe_ctl_start(loc->ctl, NULL, path, NULL, LOC_HEARTBEAT_S * 1000, on_beat, loc,
+                             &loc->beat_req, err, sizeof(err));
     if (rv != 0) {
         loc->beat_req = NULL;
         util_log(loc->beat_failing ? UTIL_LOG_DEBUG : UTIL_LOG_INFO, "heartbeat: %s", err);
@@ -1839,6 +1827,20 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
         probe_localize_free(loc);
         return rv;
     }
+    if (cfg->controller) {
+        char perr[320];
+        probe_ctl_cfg cc = {.base = cfg->base,
+                            .urls = cfg->controller,
+                            .token = cfg->token,
+                            .cafile = cfg->cafile,
+                            .certfile = cfg->certfile,
+                            .keyfile = cfg->keyfile};
+        if ((rv = probe_ctl_new(&cc, &loc->ctl, perr, sizeof(perr))) != 0) {
+            snprintf(err, errlen, "--controller: %s", perr);
+            probe_localize_free(loc);
+            return rv;
+        }
+    }
     loc->regain = 1ull << (cfg->infer.horizons ? cfg->infer.horizons - 1 : 0);
     loc->adopt_pending = cfg->controller != NULL;
     if (cfg->state_path) {
@@ -1856,15 +1858,8 @@ int probe_localize_new(const probe_localize_cfg *cfg, probe_localize **ploc, cha
     struct timeval tv = {0, LOC_TICK_US};
     event_add(loc->tick, &tv);
     if (cfg->controller) {
-        char url[512];
-        snprintf(url, sizeof(url), "%s/api/v1/probes", cfg->controller);
-        probe_post_cfg pc = {.base = cfg->base,
-                             .url = url,
-                             .token = cfg->token,
-                             .cafile = cfg->cafile,
-                             .certfile = cfg->certfile,
-                             .keyfile = cfg->keyfile,
-                             .timeout_ms = LOC_POST_TIMEOUT_MS};
+        probe_post_cfg pc = {
+            .ctl = loc->ctl, .path = "/api/v1/probes", .timeout_ms = LOC_POST_TIMEOUT_MS};
         rv = probe_post_new(&pc, &loc->post);
         if (rv != 0) {
             snprintf(err, errlen, "the evidence's sender: %s", strerror(-rv));
@@ -1910,12 +1905,12 @@ void probe_localize_lead(probe_localize *loc, bool leading)
         return;
     }
     /* the new leader owns the entries now: nothing lifted, nothing on its way */
-    util_http_cancel(loc->list_req);
+    probe_ctl_cancel(loc->list_req);
     loc->list_req = NULL;
     unsigned dropped = 0;
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         for (unsigned k = 0; k < LOC_ENTRIES; k++) {
-            util_http_cancel(loc->act[i].ents[k].req);
+            probe_ctl_cancel(loc->act[i].ents[k].req);
         }
         dropped += loc->act[i].state != ACT_FREE;
         memset(&loc->act[i], 0, sizeof(loc->act[i]));
@@ -1940,14 +1935,15 @@ void probe_localize_free(probe_localize *loc)
     if (loc->beat) {
         event_free(loc->beat);
     }
-    util_http_cancel(loc->beat_req);
-    util_http_cancel(loc->list_req);
+    probe_ctl_cancel(loc->beat_req);
+    probe_ctl_cancel(loc->list_req);
     for (unsigned i = 0; i < LOC_ACTIONS; i++) {
         for (unsigned k = 0; k < LOC_ENTRIES; k++) {
-            util_http_cancel(loc->act[i].ents[k].req);
+            probe_ctl_cancel(loc->act[i].ents[k].req);
         }
     }
     probe_post_free(loc->post);
+    probe_ctl_free(loc->ctl);
     free(loc->saved);
     for (unsigned i = 0; i < LOC_PENDING; i++) {
         free(loc->win[i].reported);
@@ -1976,6 +1972,10 @@ json_object *probe_localize_status(const probe_localize *loc)
                                                                     : "follower"));
     json_object_object_add(sh, "hosts", json_object_new_uint64(loc->expect_hosts));
     json_object_object_add(o, "shard", sh);
+    if (loc->ctl) {
+        json_object_object_add(o, "controller",
+                               json_object_new_string(probe_ctl_current(loc->ctl)));
+    }
     if (loc->post) {
         probe_post_stats st;
         probe_post_stats_get(loc->post, &st);

@@ -25,9 +25,11 @@ typedef struct probe_localize_cfg {
     probe_infer_cfg infer;
     uint64_t window_ns;
     uint32_t epoch;
-    uint64_t deadline_ns;   /* a window is evaluated at the latest this long after it closes */
-    const char *controller; /* base URL; NULL: verdicts are only logged */
-    const char *token;      /* a prober token */
+    uint64_t deadline_ns; /* a window is evaluated at the latest this long after it closes */
+    /* the controllers' base URLs, comma-separated: every request goes to their leader
+     * (probe_ctl.h); NULL: verdicts are only logged */
+    const char *controller;
+    const char *token; /* a prober token */
     const char *cafile;
     const char *certfile, *keyfile; /* the client certificate offered to the controller, or NULL */
     uint64_t hold_ns;               /* clean probing before an entry is lifted */

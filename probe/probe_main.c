@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "probe_ctl.h"
 #include "probe_elect.h"
 #include "probe_localize.h"
 #include "probe_node.h"
@@ -146,7 +147,7 @@ static const util_cli node_cli = {
 static const util_cli loc_cli = {
     .prog = "mrc-probe localize",
     .usage = "mrc-probe localize --topology FILE [--listen ADDR:PORT] (--report-tokens FILE | "
-             "--open) [--controller URL --token-file FILE] [--state FILE] [--planes LIST] "
+             "--open) [--controller URL,... --token-file FILE] [--state FILE] [--planes LIST] "
              "[--etcd URLS --advertise URL [--name NAME]] [options]",
     .about = "Takes every node's reports (POST /api/v1/reports), names each gray failure as a "
              "link direction,\nhost port, switch or optic group, and keeps the controller's "
@@ -437,6 +438,10 @@ static int run_localize(int argc, char **argv)
             goto out;
         }
         util_peers_free(&chk);
+    }
+    if (o.controller && probe_ctl_check(o.controller, err, sizeof(err)) != 0) {
+        status = util_cli_fail(&loc_cli, "--controller: %s", err);
+        goto out;
     }
     if (o.open) {
         util_log(UTIL_LOG_WARNING, "--open: reports are taken without tokens, any host's from "

@@ -6,38 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe_ctl.h"
 #include "util.h"
 
 #define POST_TIMEOUT_MS 5000
 
 struct probe_post {
-    struct event_base *base;
-    char *url, *token, *cafile, *certfile, *keyfile;
+    probe_ctl *ctl;
+    char *path;
     unsigned timeout_ms;
-    util_http *req; /* in flight, or NULL */
-    char **wait;    /* the bodies waiting, wait[at .. n) */
+    probe_ctl_req *req; /* in flight, or NULL */
+    char **wait;        /* the bodies waiting, wait[at .. n) */
     size_t at, n;
     probe_post_stats st;
     bool failing; /* said once, until the controller takes a post again */
 };
 
-static char *dup_or_null(const char *s)
-{
-    return s ? util_xstrdup(s) : NULL;
-}
-
 int probe_post_new(const probe_post_cfg *cfg, probe_post **ppost)
 {
-    if (!cfg->base || !cfg->url) {
+    if (!cfg->ctl || !cfg->path) {
         return -EINVAL;
     }
     probe_post *p = util_xcalloc(1, sizeof(*p));
-    p->base = cfg->base;
-    p->url = util_xstrdup(cfg->url);
-    p->token = dup_or_null(cfg->token);
-    p->cafile = dup_or_null(cfg->cafile);
-    p->certfile = dup_or_null(cfg->certfile);
-    p->keyfile = dup_or_null(cfg->keyfile);
+    p->ctl = cfg->ctl;
+    p->path = util_xstrdup(cfg->path);
     p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : POST_TIMEOUT_MS;
     *ppost = p;
     return 0;
@@ -58,13 +50,9 @@ void probe_post_free(probe_post *post)
     if (!post) {
         return;
     }
-    util_http_cancel(post->req);
+    probe_ctl_cancel(post->req);
     drop_waiting(post);
-    free(post->url);
-    free(post->token);
-    free(post->cafile);
-    free(post->certfile);
-    free(post->keyfile);
+    free(post->path);
     free(post);
 }
 
@@ -100,23 +88,16 @@ static void on_answer(void *user, util_http_result *res)
 }
 
 /* Starts the first waiting body, if nothing is in flight. A body that cannot even start (a bad
- * URL) fails at once and the next one is tried. */
+ * CA file) fails at once and the next one is tried. */
 static void next(probe_post *p)
 {
     while (!p->req && p->at < p->n) {
         char *body = p->wait[p->at];
         char err[256];
         p->wait[p->at++] = NULL;
-        util_http_opts o = {.method = "POST",
-                            .bearer = p->token,
-                            .body = body,
-                            .bodylen = strlen(body),
-                            .cafile = p->cafile,
-                            .certfile = p->certfile,
-                            .keyfile = p->keyfile,
-                            .timeout_ms = p->timeout_ms};
-        int rv = util_http_start(p->base, p->url, &o, on_answer, p, &p->req, err, sizeof(err));
-        free(body); /* util_http_start copied it */
+        int rv = probe_ctl_start(p->ctl, "POST", p->path, body, p->timeout_ms, on_answer, p,
+                                 &p->req, err, sizeof(err));
+        free(body); /* probe_ctl_start copied it */
         if (rv != 0) {
             p->req = NULL;
             failed(p, err);

@@ -6,18 +6,16 @@
 #ifndef PROBE_POST_H
 #define PROBE_POST_H
 
-#include <event2/event.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe_ctl.h"
+
 typedef struct probe_post_cfg {
-    struct event_base *base;
-    const char *url;                /* where every body is POSTed (copied) */
-    const char *token;              /* a bearer token, may be NULL (copied) */
-    const char *cafile;             /* over https, may be NULL (copied) */
-    const char *certfile, *keyfile; /* the client certificate and key, may be NULL (copied) */
-    unsigned timeout_ms;            /* a request may take this long; 0: 5 s */
+    probe_ctl *ctl;      /* the controllers (borrowed: it outlives the sender) */
+    const char *path;    /* where every body is POSTed at the leader (copied) */
+    unsigned timeout_ms; /* a try may take this long; 0: 5 s */
 } probe_post_cfg;
 
 typedef struct probe_post_stats {
@@ -29,7 +27,7 @@ typedef struct probe_post_stats {
 
 typedef struct probe_post probe_post;
 
-/* Creates a sender on cfg->base. Returns 0 or -EINVAL (no base or URL). */
+/* Creates a sender through cfg->ctl. Returns 0 or -EINVAL (no client or path). */
 int probe_post_new(const probe_post_cfg *cfg, probe_post **ppost);
 /* Cancels the request in flight and drops the waiting bodies; NULL is a no-op. */
 void probe_post_free(probe_post *post);

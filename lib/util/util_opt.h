@@ -133,8 +133,9 @@ json_object *util_opt_json(const util_opt *opts);
     {.name = "cc", .kind = UTIL_OPT_STR, .def = "uet-1.0-nscc", .dest = (d), .arg = "NAME",      \
      .choices = "uet-1.0-nscc|none", .help = "congestion control of the hosts' QPs"}
 #define UTIL_OPT_CONTROLLER(d)                                                                     \
-    {.name = "controller", .kind = UTIL_OPT_STR, .dest = (d), .arg = "URL",                       \
-     .help = "the controller, http[s]://HOST:PORT"}
+    {.name = "controller", .kind = UTIL_OPT_STR, .dest = (d), .arg = "URL,...",                   \
+     .help = "the controllers, http[s]://HOST:PORT, comma-separated: requests go to their "       \
+             "leader"}
 #define UTIL_OPT_CACERT(d)                                                                         \
     {.name = "cacert", .kind = UTIL_OPT_STR, .dest = (d), .arg = "FILE",                          \
      .help = "PEM file of the CAs an https controller's certificate must chain to (default: "     \

@@ -91,14 +91,26 @@ static void batch(probe_post *p, const char *name, size_t n)
     probe_post_send(p, b, n);
 }
 
+/* The controller (one, |port|'s) and the sender; the test frees both, the sender first. */
+static probe_ctl *ctl;
+
 static probe_post *make(struct event_base *base, unsigned port, unsigned timeout_ms)
 {
-    char url[64];
+    char url[64], err[256];
     probe_post *p = NULL;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/probes", port);
-    probe_post_cfg cfg = {.base = base, .url = url, .token = "t", .timeout_ms = timeout_ms};
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/", port);
+    probe_ctl_cfg cc = {.base = base, .urls = url, .token = "t"};
+    ck_assert_int_eq(probe_ctl_new(&cc, &ctl, err, sizeof(err)), 0);
+    probe_post_cfg cfg = {.ctl = ctl, .path = "/api/v1/probes", .timeout_ms = timeout_ms};
     ck_assert_int_eq(probe_post_new(&cfg, &p), 0);
     return p;
+}
+
+static void unmake(probe_post *p)
+{
+    probe_post_free(p);
+    probe_ctl_free(ctl);
+    ctl = NULL;
 }
 
 START_TEST(test_probe_post_one_at_a_time)
@@ -145,7 +157,7 @@ START_TEST(test_probe_post_one_at_a_time)
     ck_assert_uint_eq(s.nbodies, 5);
     probe_post_stats_get(p, &st);
     ck_assert_uint_eq(st.replaced, 2);
-    probe_post_free(p);
+    unmake(p);
     evhttp_free(s.http);
     event_base_free(base);
 }
@@ -165,7 +177,7 @@ START_TEST(test_probe_post_failures)
     probe_post_stats_get(p, &st);
     ck_assert_uint_eq(st.failed, 1);
     ck_assert_int_eq(st.last_status, 0);
-    probe_post_free(p); /* with a1 in flight: cancelled */
+    unmake(p); /* with a1 in flight: cancelled */
     /* nobody listening */
     unsigned port = s.port;
     evhttp_free(s.http);
@@ -176,17 +188,23 @@ START_TEST(test_probe_post_failures)
     probe_post_stats_get(p, &st);
     ck_assert_uint_eq(st.failed, 3);
     ck_assert_uint_eq(st.accepted, 0);
-    probe_post_free(p);
-    /* a URL util_http refuses to start */
-    probe_post_cfg bad = {.base = base, .url = "ftp://127.0.0.1/"};
-    ck_assert_int_eq(probe_post_new(&bad, &p), 0);
+    unmake(p);
+    /* a request util_http refuses to start: a CA file that is not there */
+    char err[256];
+    probe_ctl_cfg cc = {.base = base, .urls = "https://127.0.0.1:1", .cafile = "/nonexistent"};
+    ck_assert_int_eq(probe_ctl_new(&cc, &ctl, err, sizeof(err)), 0);
+    probe_post_cfg pc = {.ctl = ctl, .path = "/api/v1/probes"};
+    ck_assert_int_eq(probe_post_new(&pc, &p), 0);
     batch(p, "y", 2);
     ck_assert(probe_post_idle(p));
     probe_post_stats_get(p, &st);
     ck_assert_uint_eq(st.failed, 2);
-    probe_post_free(p);
+    unmake(p);
     probe_post_free(NULL);
-    probe_post_cfg none = {.base = base};
+    /* no controller URL, or not one */
+    cc = (probe_ctl_cfg){.base = base, .urls = "ftp://127.0.0.1/"};
+    ck_assert_int_eq(probe_ctl_new(&cc, &ctl, err, sizeof(err)), -EINVAL);
+    probe_post_cfg none = {.path = "/api/v1/probes"};
     ck_assert_int_eq(probe_post_new(&none, &p), -EINVAL);
     event_base_free(base);
 }
