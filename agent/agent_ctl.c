@@ -790,34 +790,12 @@ static int ports_check(const agent_ctl_port *ports, size_t nports)
     return 0;
 }
 
-/* The comma-separated controllers of |list|, each without its trailing slashes. */
-static int peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
-{
-    util_buf b = {0};
-    const char *s = list ? list : "";
-    for (;;) {
-        size_t n = strcspn(s, ","), k = n;
-        while (k > 0 && s[k - 1] == '/') {
-            k--;
-        }
-        util_buf_put(&b, s, k);
-        if (!s[n]) {
-            break;
-        }
-        util_buf_lit(&b, ",");
-        s += n + 1;
-    }
-    int rv = util_peers_parse(p, b.s ? b.s : "", err, errlen);
-    free(b.s);
-    return rv;
-}
-
 static int cfg_check(const agent_ctl_cfg *cfg)
 {
     const char *why = NULL;
     util_peers peers;
     char perr[320];
-    if (peers_parse(&peers, cfg->url, perr, sizeof(perr)) != 0) {
+    if (util_peers_parse(&peers, cfg->url, perr, sizeof(perr)) != 0) {
         util_log(UTIL_LOG_ERR, "controller client: --controller: %s", perr);
         return -EINVAL;
     }
@@ -875,7 +853,7 @@ int agent_ctl_new(struct event_base *base, const agent_ctl_cfg *cfg, agent_ctl *
     agent_ctl *c = util_xcalloc(1, sizeof(*c));
     c->base = base;
     char perr[320];
-    peers_parse(&c->peers, cfg->url, perr, sizeof(perr)); /* checked above */
+    util_peers_parse(&c->peers, cfg->url, perr, sizeof(perr)); /* checked above */
     c->token = util_xstrdup(cfg->token);
     c->cafile = dup_or_null(cfg->cafile);
     c->certfile = dup_or_null(cfg->certfile);

@@ -758,22 +758,30 @@ json_object *ctl_store_deny_get(ctl_store *s, int64_t id)
     return one;
 }
 
-int64_t ctl_store_version(ctl_store *s)
+/* One value of the meta table read on a reader connection, |dflt| when it cannot be */
+static int64_t meta_read(ctl_store *s, const char *key, int64_t dflt)
 {
     sqlite3_stmt *st;
-    int64_t v = -1;
+    int64_t v = dflt;
     sqlite3 *db = ctl_store_rget(s);
     if (!db) {
-        return -1;
+        return dflt;
     }
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'version'", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            v = sqlite3_column_int64(st, 0);
+        }
     }
     sqlite3_finalize(st);
     ctl_store_rput(s, db);
     return v;
+}
+
+int64_t ctl_store_version(ctl_store *s)
+{
+    return meta_read(s, "version", -1);
 }
 
 json_object *ctl_store_audit(ctl_store *s, int64_t after, unsigned limit)
@@ -988,20 +996,7 @@ int ctl_store_resync_version(ctl_store *s, int64_t version, int64_t epoch)
 
 int64_t ctl_store_epoch(ctl_store *s)
 {
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    sqlite3 *db = ctl_store_rget(s);
-    if (!db) {
-        return 0;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'epoch'", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    ctl_store_rput(s, db);
-    return v;
+    return meta_read(s, "epoch", 0);
 }
 
 int ctl_store_resync(ctl_store *s, const ctl_deny *v, size_t n, int64_t version, int64_t epoch,
@@ -1084,18 +1079,5 @@ int ctl_store_window_due(ctl_store *s, int64_t now)
 
 int64_t ctl_store_window_last(ctl_store *s)
 {
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    sqlite3 *db = ctl_store_rget(s);
-    if (!db) {
-        return 0;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'window_tick'", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    ctl_store_rput(s, db);
-    return v;
+    return meta_read(s, "window_tick", 0);
 }

@@ -75,21 +75,7 @@ static int controllers(mrcctl *c, util_peers *p)
         how = env && env[0] ? "$MRCFAB_CONTROLLER" : "the default";
         url = env && env[0] ? env : MRCCTL_CONTROLLER;
     }
-    util_buf b = {0};
-    for (const char *s = url;;) {
-        size_t n = strcspn(s, ","), k = n;
-        while (k > 0 && s[k - 1] == '/') {
-            k--;
-        }
-        util_buf_put(&b, s, k);
-        if (!s[n]) {
-            break;
-        }
-        util_buf_lit(&b, ",");
-        s += n + 1;
-    }
-    int rv = util_peers_parse(p, b.s ? b.s : "", err, sizeof(err));
-    free(b.s);
+    int rv = util_peers_parse(p, url, err, sizeof(err));
     if (rv != 0) {
         return mrcctl_fail(c, MRCCTL_BADINPUT, NULL, "%s: %s", how, err);
     }

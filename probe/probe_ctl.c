@@ -34,33 +34,10 @@ static char *dup_or_null(const char *s)
     return s ? util_xstrdup(s) : NULL;
 }
 
-/* |list|'s controllers into |p|. "http://ctl:8080/" is written often enough: the slashes go,
- * as mrcctl's and the agent's do. */
-static int peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
-{
-    util_buf b = {0};
-    const char *s = list ? list : "";
-    for (;;) {
-        size_t n = strcspn(s, ","), k = n;
-        while (k > 0 && s[k - 1] == '/') {
-            k--;
-        }
-        util_buf_put(&b, s, k);
-        if (!s[n]) {
-            break;
-        }
-        util_buf_lit(&b, ",");
-        s += n + 1;
-    }
-    int rv = util_peers_parse(p, b.s ? b.s : "", err, errlen);
-    free(b.s);
-    return rv;
-}
-
 int probe_ctl_check(const char *urls, char *err, size_t errlen)
 {
     util_peers p;
-    int rv = peers_parse(&p, urls, err, errlen);
+    int rv = util_peers_parse(&p, urls, err, errlen);
     if (rv == 0) {
         util_peers_free(&p);
     }
@@ -70,7 +47,7 @@ int probe_ctl_check(const char *urls, char *err, size_t errlen)
 int probe_ctl_new(const probe_ctl_cfg *cfg, probe_ctl **pctl, char *err, size_t errlen)
 {
     probe_ctl *ctl = util_xcalloc(1, sizeof(*ctl));
-    int rv = peers_parse(&ctl->peers, cfg->urls, err, errlen);
+    int rv = util_peers_parse(&ctl->peers, cfg->urls, err, errlen);
     if (rv != 0) {
         free(ctl);
         return rv;

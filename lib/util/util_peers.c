@@ -54,7 +54,11 @@ int util_peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
     memset(p, 0, sizeof(*p));
     const char *s = list ? list : "";
     for (;;) {
-        size_t len = strcspn(s, ",");
+        size_t len = strcspn(s, ","), item = len;
+        /* "http://ctl:8080/" is written often enough: its trailing slashes go */
+        while (len > 0 && s[len - 1] == '/' && !(len >= 3 && memcmp(s + len - 3, "://", 3) == 0)) {
+            len--;
+        }
         bool tls = false;
         size_t blen = len ? base_len(s, &tls) : 0;
         if (len == 0 || blen == 0 || blen != len) {
@@ -73,10 +77,10 @@ int util_peers_parse(util_peers *p, const char *list, char *err, size_t errlen)
             goto fail;
         }
         p->url[p->n++] = dup(s, len);
-        if (s[len] == '\0') {
+        if (s[item] == '\0') {
             return 0;
         }
-        s += len + 1;
+        s += item + 1;
     }
 fail:
     util_peers_free(p);

@@ -22,8 +22,8 @@ typedef struct util_peers {
     unsigned tried; /* replicas tried since one last answered: a round is n */
 } util_peers;
 
-/* |list|: comma-separated http:// or https:// base URLs (a path, a query or a trailing slash
- * are refused: the callers add the API's paths). 0, or -EINVAL with a sentence in |err| (and
+/* |list|: comma-separated http:// or https:// base URLs (trailing slashes are dropped; a
+ * path or a query is refused: the callers add the API's paths). 0, or -EINVAL with a sentence in |err| (and
  * |p| empty). */
 int util_peers_parse(util_peers *p, const char *list, char *err, size_t errlen);
 void util_peers_free(util_peers *p);

@@ -40,6 +40,14 @@ START_TEST(test_util_peers_parse_good)
     ck_assert_str_eq(util_peers_current(&p), "https://a.example:8443");
     util_peers_free(&p);
 
+    /* trailing slashes go, as people write a base URL */
+    parse_ok(&p, "http://a:1/,http://b//,http://c");
+    ck_assert_uint_eq(p.n, 3);
+    ck_assert_str_eq(p.url[0], "http://a:1");
+    ck_assert_str_eq(p.url[1], "http://b");
+    ck_assert_str_eq(p.url[2], "http://c");
+    util_peers_free(&p);
+
     /* sixteen is the most */
     char list[1024] = "";
     for (int i = 0; i < UTIL_PEERS_MAX; i++) {
@@ -63,7 +71,6 @@ START_TEST(test_util_peers_parse_refused)
         "http://a,",
         ",http://a",
         "http://a,,http://b",
-        "http://a/",
         "http://a:1/v3",
         "http://a?x=1",
         "http://a#f",
