@@ -314,6 +314,30 @@ out:
 }
 
 /* The leader of a cluster with no denylist yet gives it its store's */
+/* One transaction of a seed: |ops| (taken) only while we lead and etcd has no version key */
+static int seed_txn(ctl_ha *ha, const util_elect *el, json_object *ops, char *err, size_t errlen)
+{
+    json_object *body = json_object_new_object(), *ans = NULL, *cmp = json_object_new_array();
+    util_elect_fence(el, cmp);
+    json_object_array_add(cmp, version_cmp(ha->kversion, 0));
+    json_object_object_add(body, "compare", cmp);
+    json_object_object_add(body, "success", ops);
+    int rv = util_etcd_call(ha->etcd, "/v3/kv/txn", body, &ans, err, errlen);
+    if (rv == 0 && !txn_succeeded(ans)) {
+        snprintf(err, errlen, "etcd: another controller leads, or seeded it first");
+        rv = -EPERM;
+    }
+    json_object_put(body);
+    json_object_put(ans);
+    return rv;
+}
+
+/* etcd refuses a transaction of more than 128 operations (--max-txn-ops) */
+#define SEED_BATCH 100
+
+/* The leader of a cluster with no denylist yet gives it its store's: what a partial seed of
+ * an earlier leader left is removed first, then the entries go in batches, and the version
+ * key last, so that nobody follows a snapshot that is not whole */
 static int seed(ctl_ha *ha, const util_elect *el, char *err, size_t errlen)
 {
     ctl_deny *v = NULL;
@@ -325,30 +349,35 @@ static int seed(ctl_ha *ha, const util_elect *el, char *err, size_t errlen)
     }
     int64_t version = ctl_store_version(ha->cfg.store);
     char vtext[128], k[200];
-    version_text(vtext, sizeof(vtext), version, el->epoch, ctl_store_window_last(ha->cfg.store));
-    json_object *body = json_object_new_object(), *ans = NULL;
-    json_object *cmp = json_object_new_array(), *ops = json_object_new_array();
-    util_elect_fence(el, cmp);
-    json_object_array_add(cmp, version_cmp(ha->kversion, 0));
-    json_object_array_add(ops, put_op(ha->kversion, vtext, 0));
-    for (size_t i = 0; i < n; i++) {
-        key_of(k, sizeof(k), ha->kdeny, v[i].id);
-        json_object *e = ctl_deny_raw_json(&v[i]);
-        json_object_array_add(ops, put_op(k, json_object_to_json_string(e), 0));
-        json_object_put(e);
+    json_object *ops = json_object_new_array(), *end = util_etcd_prefix_end(ha->kdeny);
+    char *e = util_etcd_unb64(end, NULL);
+    json_object_put(end);
+    json_object_array_add(ops, del_op(ha->kdeny, e));
+    free(e);
+    rv = seed_txn(ha, el, ops, err, errlen);
+    for (size_t i = 0; rv == 0 && i < n; i += SEED_BATCH) {
+        ops = json_object_new_array();
+        for (size_t j = i; j < n && j < i + SEED_BATCH; j++) {
+            key_of(k, sizeof(k), ha->kdeny, v[j].id);
+            json_object *d = ctl_deny_raw_json(&v[j]);
+            json_object_array_add(ops, put_op(k, json_object_to_json_string(d), 0));
+            json_object_put(d);
+        }
+        rv = seed_txn(ha, el, ops, err, errlen);
     }
-    json_object_object_add(body, "compare", cmp);
-    json_object_object_add(body, "success", ops);
-    rv = util_etcd_call(ha->etcd, "/v3/kv/txn", body, &ans, err, errlen);
-    if (rv == 0 && txn_succeeded(ans)) {
+    if (rv == 0) {
+        version_text(vtext, sizeof(vtext), version, el->epoch,
+                     ctl_store_window_last(ha->cfg.store));
+        ops = json_object_new_array();
+        json_object_array_add(ops, put_op(ha->kversion, vtext, 0));
+        rv = seed_txn(ha, el, ops, err, errlen);
+    }
+    if (rv == 0) {
         util_log(UTIL_LOG_NOTICE,
-                 "etcd held no denylist: it has this store's %zu entries, "
-                 "version %" PRId64,
-                 n, version);
+                 "etcd held no denylist: it has this store's %zu entries, version %" PRId64, n,
+                 version);
     }
     free(v);
-    json_object_put(body);
-    json_object_put(ans);
     return rv;
 }
 
@@ -534,8 +563,10 @@ static void *run(void *arg)
         }
         if (rv == -ENOENT && util_elect_leading(&ha->el)) {
             rv = seed(ha, &ha->el, err, sizeof(err));
-            first = false; /* the store is what etcd holds now */
-            continue;
+            if (rv == 0) {
+                first = false; /* the store is what etcd holds now */
+                continue;
+            }
         }
         if (rv == 0) {
             first = false;
