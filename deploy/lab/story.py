@@ -254,6 +254,10 @@ class Story:
         self.a = a
         self.lab = lab
         self.base = None  # the steady state's bandwidth, once measured
+        # the share of it each step must keep; with --ha, three etcd members, three
+        # controllers and four localizers share the lab's CPUs with the ring, and the claim
+        # that matters there is that it never stops
+        self.floor = 0.5 if lab.ha else 0.75
         self.checks = []
         self.t_start = time.monotonic()
         sw = {(s[1], s[2], int(s[3])): s[0] for s in self.lab.switches}
@@ -305,9 +309,9 @@ class Story:
         bw = self.ring.gbps(t, time.monotonic())
         self.say(f"{self.link(self.flap)} flaps every 2 s", t)
         self.lab.run("heal", *self.flap)
-        self.check(bw >= 0.75 * self.base,
+        self.check(bw >= self.floor * self.base,
                    f"while {self.link(self.flap)} flapped the ring kept {100 * bw / self.base:.0f} %"
-                   " of its bandwidth (>= 75 %)")
+                   f" of its bandwidth (>= {100 * self.floor:.0f} %)")
         named = self.deny.since(t, "prober")
         self.check(all(e["element"] == self.link(self.flap) for e in named),
                    f"the prober denied no element but the flapping link: {describe(named)}")
@@ -330,9 +334,9 @@ class Story:
         time.sleep(6)
         bw = self.ring.gbps(t, time.monotonic())
         self.say(f"{self.link(self.gray)} loses 2 %: localized in {took:.1f} s", t)
-        self.check(bw >= 0.75 * self.base,
+        self.check(bw >= self.floor * self.base,
                    f"while {self.link(self.gray)} was lossy the ring kept "
-                   f"{100 * bw / self.base:.0f} % (>= 75 %)")
+                   f"{100 * bw / self.base:.0f} % (>= {100 * self.floor:.0f} %)")
         others = [e for e in self.deny.since(t) if e["element"] != self.link(self.gray)]
         self.check(not others, f"no other element was denied meanwhile ({describe(others)})")
 
@@ -440,7 +444,7 @@ class Story:
         bw = self.ring.gbps(t, time.monotonic())
         self.say("the leader is killed; another leads" if self.lab.ha else
                  "the controller is killed and restarted", t)
-        self.check(bw >= 0.75 * self.base and self.evs_denied(),
+        self.check(bw >= self.floor * self.base and self.evs_denied(),
                    f"the data plane did not notice: {100 * bw / self.base:.0f} % of the "
                    "bandwidth, the drained T1 still unused")
         if restart:
