@@ -14,8 +14,8 @@ source "$root/tests/ha/etcd_cluster.sh"
 source "$root/tests/controller/ctl_common.sh"
 work=$(mktemp -d)
 cleanup() {
+    # no bare wait: the etcd members are this script's children until etcd_down stops them
     pkill -f -- "--db $work/" 2>/dev/null || true
-    wait 2>/dev/null || true
     etcd_down "$work"
     rm -rf "$work"
 }
