@@ -31,8 +31,13 @@ controller() {
         --listen "[$croot]:$port" --cc uet-1.0-nscc --port-gbps 10 \
         --base-rtt-ns 100000 --agent-interval 1 >>"$work/controller.log" 2>&1 &
     ctl_pid=$!
-    for _ in $(seq 50); do curl -sf "$url/metrics" >/dev/null && return 0; sleep 0.1; done
-    fail "the controller did not start"
+    # 20 s: a machine running the rest of the suite beside it may start it late
+    for _ in $(seq 200); do
+        curl -sf "$url/metrics" >/dev/null && return 0
+        kill -0 "$ctl_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "the controller did not start: $(tail -n 5 "$work/controller.log")"
 }
 api() {
     local method=$1 path=$2
