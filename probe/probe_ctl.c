@@ -168,14 +168,14 @@ static void on_answer(void *user, util_http_result *res)
             return;
         }
         snprintf(why, sizeof(why),
-                 "%s redirected to '%.200s', which is no controller of the list's scheme", r->at,
-                 res->leader);
+                 "%.200s redirected to '%.200s', which is no controller of the list's scheme",
+                 r->at, res->leader);
         own = (util_http_result){.rv = -EPERM, .err = why};
         break;
     case UTIL_HTTP_NEXT:
         if (res->rv == 0 && res->status / 100 == 3) {
             snprintf(why, sizeof(why),
-                     "over %d redirects without reaching a leader (last: %s); are the "
+                     "over %d redirects without reaching a leader (last: %.200s); are the "
                      "controllers electing one?",
                      UTIL_HTTP_MAX_HOPS, r->at);
             own = (util_http_result){.rv = -ELOOP, .err = why};
