@@ -27,7 +27,7 @@
 
 struct ctl_ha {
     ctl_ha_cfg cfg;
-    char prefix[128], kleader[160], kversion[160], klog[160], kdeny[160], kmembers[160];
+    char kleader[160], kversion[160], klog[160], kdeny[160], kmembers[160];
     char me[512]; /* our {"name","url"} */
     char name[256], url[512], etcd_urls[1024];
     util_etcd *etcd;  /* the thread's */
@@ -38,10 +38,9 @@ struct ctl_ha {
     pthread_mutex_t lock; /* what follows */
     pthread_cond_t cond;
     bool stop;
-    util_elect pub;  /* the election as of the last step */
-    bool caught_up;  /* the store holds etcd's version as of the last sync while leading */
-    int64_t vmod;    /* the version key's mod revision as last seen (0: none) */
-    char vtext[128]; /* its value */
+    util_elect pub; /* the election as of the last step */
+    bool caught_up; /* the store holds etcd's version as of the last sync while leading */
+    int64_t vmod;   /* the version key's mod revision as last seen (0: none) */
     json_object *members;
     unsigned ahead;        /* the thread's: polls on end that found the store ahead of etcd */
     pthread_mutex_t wlock; /* one change at a time */
@@ -229,7 +228,6 @@ int ctl_ha_commit(ctl_ha *ha, ctl_change *c, char *err, size_t errlen)
     }
     pthread_mutex_lock(&ha->lock);
     ha->vmod = header_rev(ans);
-    snprintf(ha->vtext, sizeof(ha->vtext), "%s", vtext);
     pthread_mutex_unlock(&ha->lock);
     /* committed: the store takes it now, or its follower takes it from the log */
     int arv = ctl_store_apply(ha->cfg.store, c);
@@ -302,7 +300,6 @@ static int load_snapshot(ctl_ha *ha, char *err, size_t errlen)
              version, epoch);
     pthread_mutex_lock(&ha->lock);
     ha->vmod = vk[0].mod_rev > ha->vmod ? vk[0].mod_rev : ha->vmod;
-    snprintf(ha->vtext, sizeof(ha->vtext), "%s", vk[0].value);
     pthread_mutex_unlock(&ha->lock);
     rv = 0;
 out:
@@ -614,7 +611,6 @@ int ctl_ha_start(const ctl_ha_cfg *cfg, ctl_ha **pha, char *err, size_t errlen)
         ha->cfg.ttl_s = 3;
     }
     const char *p = cfg->prefix && cfg->prefix[0] ? cfg->prefix : "/mrcfab/";
-    snprintf(ha->prefix, sizeof(ha->prefix), "%s", p);
     snprintf(ha->kleader, sizeof(ha->kleader), "%sleader", p);
     snprintf(ha->kversion, sizeof(ha->kversion), "%sversion", p);
     snprintf(ha->klog, sizeof(ha->klog), "%slog/", p);
@@ -730,14 +726,11 @@ json_object *ctl_ha_cluster_json(ctl_ha *ha)
     json_object *ms = json_object_new_array();
     size_t n = ha->members ? json_object_array_length(ha->members) : 0;
     for (size_t i = 0; i < n; i++) {
-        json_object *m = json_object_array_get_idx(ha->members, i), *copy = NULL, *name = NULL;
+        json_object *m = json_object_array_get_idx(ha->members, i), *copy = NULL;
         json_object_deep_copy(m, &copy, NULL);
-        const char *nm =
-            json_object_object_get_ex(copy, "name", &name) ? json_object_get_string(name) : "";
         char lurl[512], murl[512];
         url_of(ha->pub.current, lurl, sizeof(lurl));
         url_of(json_object_to_json_string(copy), murl, sizeof(murl));
-        (void)nm;
         json_object_object_add(
             copy, "role",
             json_object_new_string(lurl[0] && strcmp(lurl, murl) == 0 ? "leader" : "follower"));

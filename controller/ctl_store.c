@@ -830,6 +830,12 @@ int ctl_store_window_tick(ctl_store *s, int64_t now)
     return window_tick(s, now, NULL);
 }
 
+/* The entries whose window starts or ends after the last tick and by ?1: what a tick records
+ * (window_tick) and what one would (ctl_store_window_due) */
+#define WINDOW_CROSSED                                                                             \
+    "FROM denylist, (SELECT value AS t FROM meta WHERE key = 'window_tick') WHERE "                \
+    "(start > t AND start <= ?1) OR (end > t AND end <= ?1)"
+
 static int window_tick(ctl_store *s, int64_t now, const ctl_change *at)
 {
     sqlite3_stmt *st = NULL, *up = NULL;
@@ -851,9 +857,7 @@ static int window_tick(ctl_store *s, int64_t now, const ctl_change *at)
     /* from the last tick, kept in the store: a restart neither misses a boundary that passed
      * while the controller was down nor records one twice */
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, start > t AND start <= ?1 FROM denylist, "
-                           "(SELECT value AS t FROM meta WHERE key = 'window_tick') WHERE "
-                           "(start > t AND start <= ?1) OR (end > t AND end <= ?1) ORDER BY id",
+                           "SELECT id, start > t AND start <= ?1 " WINDOW_CROSSED " ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK) {
         goto rollback;
     }
@@ -1062,11 +1066,7 @@ int ctl_store_window_due(ctl_store *s, int64_t now)
     if (!db) {
         return -EIO;
     }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT COUNT(*) FROM denylist, "
-                           "(SELECT value AS t FROM meta WHERE key = 'window_tick') WHERE "
-                           "(start > t AND start <= ?1) OR (end > t AND end <= ?1)",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) " WINDOW_CROSSED, -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, now);
         if (sqlite3_step(st) == SQLITE_ROW) {
             n = sqlite3_column_int(st, 0);
