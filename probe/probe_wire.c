@@ -2,6 +2,7 @@
 #include "probe_wire.h"
 
 #include <errno.h>
+#include <mrcfab/mrc.h>
 #include <string.h>
 
 static void st16(uint8_t *p, uint16_t v)
@@ -37,28 +38,6 @@ static uint64_t ld64(const uint8_t *p)
     return (uint64_t)ld32(p) << 32 | ld32(p + 4);
 }
 
-/* The UDP checksum over the IPv6 pseudo-header (RFC 8200 §8.1) of the packet at |pkt|,
- * whose UDP part is |ulen| bytes; 0 when the stored checksum is right. */
-static uint16_t udp_sum(const uint8_t *pkt, size_t ulen)
-{
-    uint32_t sum = 0;
-    for (size_t i = 8; i < PROBE_IP6_LEN; i += 2) {
-        sum += ld16(pkt + i); /* source and destination */
-    }
-    sum += (uint32_t)ulen + 17;
-    const uint8_t *u = pkt + PROBE_IP6_LEN;
-    for (size_t i = 0; i + 1 < ulen; i += 2) {
-        sum += ld16(u + i);
-    }
-    if (ulen & 1) {
-        sum += (uint32_t)u[ulen - 1] << 8;
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return (uint16_t)~sum;
-}
-
 size_t probe_wire_encode(uint8_t *dest, const uint8_t src[16], const uint8_t dst[16], uint8_t tc,
                          uint16_t udp_port, const probe_hdr *h)
 {
@@ -87,8 +66,7 @@ size_t probe_wire_encode(uint8_t *dest, const uint8_t src[16], const uint8_t dst
     st16(b + 24, s->src_port);
     st32(b + 28, s->index);
     st64(b + 32, h->sent_ns);
-    uint16_t sum = udp_sum(dest, ulen);
-    st16(u + 6, sum ? sum : 0xffff);
+    mrc_udp6_csum_set(dest, PROBE_PKT_LEN);
     return PROBE_PKT_LEN;
 }
 
@@ -105,7 +83,7 @@ int probe_wire_decode(const uint8_t *data, size_t len, uint16_t udp_port, probe_
     size_t body = len - PROBE_IP6_LEN - PROBE_UDP_LEN;
     bool whole = body >= PROBE_BODY_LEN && ld16(data + 4) == PROBE_UDP_LEN + PROBE_BODY_LEN &&
                  ld16(u + 4) == PROBE_UDP_LEN + PROBE_BODY_LEN;
-    if (whole && udp_sum(data, PROBE_UDP_LEN + PROBE_BODY_LEN) != 0) {
+    if (whole && !mrc_udp6_csum_ok(data, PROBE_IP6_LEN + PROBE_UDP_LEN + PROBE_BODY_LEN)) {
         return -EPROTO;
     }
     if (body >= 4 && memcmp(b, "MRCP", 4) != 0) {

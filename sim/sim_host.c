@@ -91,6 +91,7 @@ static int host_engine(sim_world *w, sim_host *h, char *errmsg, size_t errmsglen
     set.user = &w->rng;
     set.nports = w->planes;
     set.icrc = false; /* the simulator carries no payload bytes */
+    set.udp_checksum = false;
     set.udp_port = w->plan->udp_port;
     /* the simulated fabric routes by uSID: an EV's T1 is the same both ways */
     set.ev_symmetric = true;

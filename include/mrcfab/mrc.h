@@ -120,8 +120,9 @@ typedef struct mrc_settings {
     uint32_t max_qps;
     uint32_t max_mrs;
     uint32_t max_ev_profiles;
-    bool icrc;  /* compute and check the ICRC */
-    bool tseth; /* carry TSETH timestamps on data packets */
+    bool icrc;         /* compute and check the ICRC */
+    bool udp_checksum; /* compute the UDP checksum IPv6 requires (receivers leave it to the ICRC) */
+    bool tseth;        /* carry TSETH timestamps on data packets */
     /* traffic classes: DSCP values */
     uint8_t dscp_data, dscp_retx, dscp_no_trim, dscp_control, dscp_trimmed, dscp_trimmed_lasthop;
     bool trimmable; /* mark first transmissions trimmable */
@@ -742,6 +743,17 @@ int mrc_packet_decode(const mrc_settings *settings, const uint8_t *data, size_t 
                       mrc_packet *pkt);
 /* Returns a static sentence for an MRC_PACKET_E* code (and "success" for 0). */
 const char *mrc_packet_strerror(int err);
+
+/*
+ * The UDP checksum of the IPv6 packet at |pkt| (|len| bytes, its IPv6 header first, UDP next,
+ * as the UDP header's length says), which IPv6 makes mandatory (RFC 8200 §8.1): the engine
+ * writes it on every packet when settings.udp_checksum is on (the default).
+ * mrc_udp6_csum_set() writes it (0 goes out as 0xffff); returns 0, or MRC_ERR_INVAL when the
+ * packet is no UDP in IPv6 or shorter than its UDP length. mrc_udp6_csum_ok() says whether
+ * such a packet's checksum is present and right.
+ */
+int mrc_udp6_csum_set(uint8_t *pkt, size_t len);
+bool mrc_udp6_csum_ok(const uint8_t *pkt, size_t len);
 
 #ifdef __cplusplus
 }

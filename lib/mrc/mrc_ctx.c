@@ -11,6 +11,7 @@ void mrc_settings_default(mrc_settings *s)
     s->max_mrs = 1024;
     s->max_ev_profiles = 16;
     s->icrc = true;
+    s->udp_checksum = true;
     s->tseth = true;
     s->dscp_data = 4;
     s->dscp_retx = 8;

@@ -491,21 +491,28 @@ static inline uint64_t mrc_ts_rtt(uint16_t ts, uint64_t now)
     return (uint64_t)(uint16_t)(mrc_ts_now(now) - ts) << MRC_TS_SHIFT;
 }
 
-/* After headers and payload (|len| bytes) are in |dest|: pad, and the ICRC when it is on. */
+/* After headers and payload (|len| bytes) are in |dest|: pad, the ICRC when it is on, then the
+ * UDP checksum, which covers the ICRC (the ICRC masks the checksum, so the order is free). */
 static inline size_t mrc_finish(mrc_context *ctx, uint8_t *dest, size_t destlen, size_t len)
 {
+    size_t n;
     if (ctx->set.icrc) {
-        return mrc_wire_finish(dest, destlen, len);
+        n = mrc_wire_finish(dest, destlen, len);
+    } else {
+        /* no ICRC wanted: the pad and a zero ICRC keep the packet's shape */
+        size_t pad = (4 - (len & 3)) & 3;
+        if (len + pad + MRC_ICRC_LEN > destlen) {
+            return 0;
+        }
+        /* two fixed-size stores rather than a call: the pad bytes and the ICRC */
+        memset(dest + len, 0, 4);
+        memset(dest + len + pad, 0, 4);
+        n = len + pad + MRC_ICRC_LEN;
     }
-    /* no ICRC wanted: the pad and a zero ICRC keep the packet's shape */
-    size_t pad = (4 - (len & 3)) & 3;
-    if (len + pad + MRC_ICRC_LEN > destlen) {
-        return 0;
+    if (n && ctx->set.udp_checksum) {
+        mrc_udp6_csum_set(dest, n);
     }
-    /* two fixed-size stores rather than a call: the pad bytes and the ICRC */
-    memset(dest + len, 0, 4);
-    memset(dest + len + pad, 0, 4);
-    return len + pad + MRC_ICRC_LEN;
+    return n;
 }
 
 /* The ports a QP can use: up here and at the peer. */

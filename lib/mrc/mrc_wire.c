@@ -92,8 +92,9 @@ size_t mrc_wire_ext_len(uint8_t opcode, bool ts)
 
 /*
  * The checks run in wire order and the first failure names the fault. Reserved bits are
- * ignored (IBTA: reserved on send, ignored on receive) and so is the UDP checksum (RoCEv2
- * sends 0, and it is masked in the ICRC): mrc_wire_encode() writes all of them as zero.
+ * ignored (IBTA: reserved on send, ignored on receive) and so is the UDP checksum (masked in
+ * the ICRC, which covers more): mrc_wire_encode() writes all of them as zero, and the engine
+ * seals the checksum last (mrc_udp6_csum_set).
  * Beyond the header's list: a control packet whose lengths claim a payload is EIP; EFIELD
  * is SETH m = 3, an ERTH/EETH op above 1, a timestamp format type above 1 (TSETH, PETH,
  * ERTH), an AETH syndrome neither ACK (0x00-0x1f) nor NAK (0x60-0x7f), a NETH reason MRC

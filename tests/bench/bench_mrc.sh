@@ -61,8 +61,8 @@ recv1=$(cost 'side_recv_*' 1)
 send_icrc=$(cost 'side_send_*' "$burst" icrc)
 recv_icrc=$(cost 'side_recv_*' "$burst" icrc)
 echo "engine instructions per 4 KiB data packet, payload copy excluded (callgrind, $pkts packets):"
-echo "  sender   $send in bursts of $burst, $send1 one at a time   (with ICRC: $send_icrc)"
-echo "  receiver $recv in bursts of $burst, $recv1 one at a time   (with ICRC: $recv_icrc)"
+echo "  sender   $send in bursts of $burst, $send1 one at a time   (with ICRC and UDP checksum: $send_icrc)"
+echo "  receiver $recv in bursts of $burst, $recv1 one at a time   (with ICRC and UDP checksum: $recv_icrc)"
 
 goodput() {
     local best=0 g

@@ -119,6 +119,7 @@ int main(int argc, char **argv)
         set.alloc = (mrc_allocator){bm_malloc, bm_free, NULL};
         set.nports = planes;
         set.icrc = icrc;
+        set.udp_checksum = icrc; /* as the ICRC, a pass over the payload */
         mrc_ev_profile_attr ea = {.evs = evs, .nevs = 256, .active = 128};
         mrc_cc_profile_attr ca = {.algorithm = "none"};
         must(mrc_context_new(&set, 0, &ctx[s]), "context");

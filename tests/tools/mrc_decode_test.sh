@@ -133,7 +133,7 @@ if len(by_frame) != len(lines):
 addr = lambda h: str(ipaddress.IPv6Address(bytes.fromhex(h)))
 # vector field names are mrc_pkt member paths: ip is "inner", and these are not printed
 # (lengths and next header the decoder checked, the has bits, the payload bytes and ICRC)
-skip = {"ip.plen", "ip.nxt", "udp.len", "bth.tver", "has", "payload", "icrc"}
+skip = {"ip.plen", "ip.nxt", "udp.len", "bth.tver", "has", "payload", "icrc", "udp.csum_sealed"}
 for n, m in enumerate(spec["frames"], 1):
     o = by_frame.pop(n, None)
     if "skip" in m:

@@ -82,6 +82,19 @@ else
     fail "tshark: '$qpn' opcodes '$ops'"
 fi
 
+# the UDP checksum IPv6 requires (RFC 8200 §8.1): tshark validates every packet's, and a kernel
+# UDP socket takes them (in a network namespace of its own, as root)
+status=$(tshark -r "$tmp/p.pcap" -o udp.check_checksum:TRUE -T fields -e udp.checksum.status \
+    2>/dev/null | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+[[ $status =~ ^1:[0-9]+\ $ ]] && pass "tshark finds every UDP checksum good ($status)" ||
+    fail "tshark's UDP checksum status (0 bad, 1 good, 2 unverified): $status"
+if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+    out=$(unshare -n python3 "$(dirname "${BASH_SOURCE[0]}")/udp_kernel_check.py" "$tmp/p.pcap") &&
+        pass "${out#udp_kernel_check: }" || fail "kernel UDP: $out"
+else
+    echo "SKIP a kernel UDP socket on the packets (needs root for a network namespace)"
+fi
+
 # what the switches did shows in the capture: trimmed headers re-marked (12, 16 at the last hop),
 # only headers left of them; marked packets CE
 "$bin/mrc-pair" --msgs 200 --size 65536 --trim 0.05 --trim-lasthop 0.02 --ecn 0.05 --seed 3 \

@@ -181,6 +181,18 @@ def icrc(pkt):
     return zlib.crc32(b"\xff" * 8 + bytes(m))
 
 
+def udp_csum(pkt):
+    """The UDP checksum (RFC 8200 §8.1) the engine seals |pkt| (inner IPv6 onward, its UDP
+    checksum field 0) with: the ones' complement of the sum of the pseudo-header and the UDP
+    part as 16-bit big-endian words, 0 sent as 0xffff."""
+    ulen = len(pkt) - 40
+    words = pkt[8:40] + struct.pack(">IxxxB", ulen, 17) + pkt[40:] + b"\0" * (ulen & 1)
+    s = sum(struct.unpack(">%dH" % (len(words) // 2), words))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s & 0xFFFF) or 0xFFFF
+
+
 def headers(op, ts):
     if op in DATA_OPS:
         return ["meth"] + (["tseth"] if ts else []) + ["reth"] + (["imm"] if op in IMM_OPS else [])
@@ -227,8 +239,9 @@ def build(v):
         body = b"".join(g[1] for g in groups)
         f["icrc"] = icrc(body)
         groups.append(("icrc (little-endian)", struct.pack("<I", f["icrc"])))
+        f["udp.csum_sealed"] = udp_csum(body + struct.pack("<I", f["icrc"]))
         names = BASE_FIELDS + ["has"] + sum((FIELDS[h] for h in hdrs), []) + \
-            ["payload_len", "payload", "trimmed", "icrc"]
+            ["payload_len", "payload", "trimmed", "icrc", "udp.csum_sealed"]
     f["decode.flags"] = 1 if "declared_payload_len" in v else 0
     f["decode.udp_port"] = UDP_PORT
     names += ["decode.flags", "decode.udp_port"]
@@ -254,6 +267,8 @@ def fmt_value(name, val):
         return "0x%0*x" % (WIDE_FIELDS[name], val)
     if name == "icrc":
         return "0x%08x" % val
+    if name == "udp.csum_sealed":
+        return "0x%04x" % val
     return "0x%x" % val if val > 9 else "%d" % val
 
 

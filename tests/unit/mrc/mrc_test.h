@@ -69,6 +69,7 @@ size_t mrc_test_vec_names(char (*names)[64], size_t max);
 Suite *mrc_wire_suite(void);
 Suite *mrc_crc_suite(void);
 Suite *mrc_packet_suite(void);
+Suite *mrc_csum_suite(void);
 
 /*
  * Engine test nodes: a context with one CQ, one memory region and one QP, built the same way

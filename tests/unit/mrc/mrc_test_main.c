@@ -7,9 +7,9 @@
 
 /* One entry per suite; add a suite here and to MRC_TEST_SUITES in CMakeLists.txt. */
 static Suite *(*const suites[])(void) = {
-    mrc_wire_suite, mrc_crc_suite,     mrc_qp_suite,   mrc_reliability_suite, mrc_nack_suite,
-    mrc_ev_suite,   mrc_garbage_suite, mrc_pair_suite, mrc_burst_suite,       mrc_cc_suite,
-    mrc_packet_suite,
+    mrc_wire_suite,  mrc_crc_suite, mrc_qp_suite,      mrc_reliability_suite,
+    mrc_nack_suite,  mrc_ev_suite,  mrc_garbage_suite, mrc_pair_suite,
+    mrc_burst_suite, mrc_cc_suite,  mrc_packet_suite,  mrc_csum_suite,
 };
 
 int main(void)
