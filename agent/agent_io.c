@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -515,20 +516,72 @@ static void open_ll(agent_io *io, io_port *pt)
     pt->lltx_ev = event_new(io->cfg.base, pt->llfd, EV_WRITE, on_writable, pt);
 }
 
+/* Port |port| of |host|: its interface's name and index, or -ENODEV with a sentence. */
+static int port_if(const fab_topo *topo, uint32_t host, unsigned port, char ifname[FAB_IFNAME_MAX],
+                   unsigned *ifindex, char *err, size_t errlen)
+{
+    fab_host_ifname(topo, host, port, ifname, FAB_IFNAME_MAX);
+    *ifindex = if_nametoindex(ifname);
+    if (!*ifindex) {
+        snprintf(err, errlen,
+                 "port %u: no interface %s in this network namespace: run the agent on host %s "
+                 "(in the lab, in its namespace: ip netns exec PREFIX-%s mrc-agent ...)",
+                 port, ifname, fab_host_name(topo, host), fab_host_name(topo, host));
+        return -ENODEV;
+    }
+    return 0;
+}
+
+int agent_io_link_mtu(const fab_topo *topo, uint32_t host, unsigned *mtu, char *err, size_t errlen)
+{
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), rv = 0;
+    *mtu = UINT_MAX;
+    if (fd < 0) {
+        rv = -errno;
+        snprintf(err, errlen, "a socket to ask the ports' MTU: %s", strerror(errno));
+        goto out;
+    }
+    for (unsigned p = 0; p < fab_topo_planes(topo); p++) {
+        char ifname[FAB_IFNAME_MAX];
+        unsigned ifindex;
+        uint32_t sw;
+        unsigned swport;
+        if (fab_host_attach(topo, host, p, &sw, &swport) != 0) {
+            continue; /* not cabled: never sent on */
+        }
+        rv = port_if(topo, host, p, ifname, &ifindex, err, errlen);
+        if (rv != 0) {
+            goto out;
+        }
+        struct ifreq ifr = {0};
+        snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+        if (ioctl(fd, SIOCGIFMTU, &ifr) != 0) {
+            rv = -errno;
+            snprintf(err, errlen, "port %u (%s): its MTU: %s", p, ifname, strerror(errno));
+            goto out;
+        }
+        *mtu = (unsigned)ifr.ifr_mtu < *mtu ? (unsigned)ifr.ifr_mtu : *mtu;
+    }
+    if (*mtu == UINT_MAX) {
+        rv = -ENODEV;
+        snprintf(err, errlen, "host %s has no cabled plane port", fab_host_name(topo, host));
+    }
+out:
+    if (fd >= 0) {
+        close(fd);
+    }
+    return rv;
+}
+
 static int open_port(agent_io *io, io_port *pt, char *err, size_t errlen)
 {
     const fab_topo *topo = io->cfg.topo;
     char ifname[FAB_IFNAME_MAX];
     int one = 1, in = PACKET_IGNORE_OUTGOING, big = 32 << 20, rv;
-    fab_host_ifname(topo, io->cfg.host, pt->index, ifname, sizeof(ifname));
-    unsigned ifindex = if_nametoindex(ifname);
-    if (!ifindex) {
-        snprintf(err, errlen,
-                 "port %u: no interface %s in this network namespace: run the agent on host %s "
-                 "(in the lab, in its namespace: ip netns exec PREFIX-%s mrc-agent ...)",
-                 pt->index, ifname, fab_host_name(topo, io->cfg.host),
-                 fab_host_name(topo, io->cfg.host));
-        return -ENODEV;
+    unsigned ifindex;
+    rv = port_if(topo, io->cfg.host, pt->index, ifname, &ifindex, err, errlen);
+    if (rv != 0) {
+        return rv;
     }
     pt->ifindex = ifindex;
     pt->fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,

@@ -34,6 +34,10 @@ typedef struct agent_io agent_io;
 int agent_io_new(const agent_io_cfg *cfg, agent_io **pio, char *err, size_t errlen);
 void agent_io_free(agent_io *io);
 
+/* The smallest MTU of |host|'s cabled plane ports, as their interfaces in this network
+ * namespace say: 0, or -errno with a sentence in |err| (a port with no interface). */
+int agent_io_link_mtu(const fab_topo *topo, uint32_t host, unsigned *mtu, char *err, size_t errlen);
+
 /* Work was posted outside a packet or timer callback: pull packets soon. */
 void agent_io_kick(agent_io *io);
 

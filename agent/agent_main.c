@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* mrc-agent: the host's software MRC NIC. Runs the engine on the host's plane ports and serves
  * the local API until SIGTERM or SIGINT. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,18 @@ static struct {
     double deny_floor;
 } o;
 
+/* 0 (the ports decide) or a path MTU the engine takes */
+static int check_mtu(const util_opt *opt, char *err, size_t errlen)
+{
+    uint64_t v = *(uint64_t *)opt->dest;
+    if (v && (v < 256 || (v & (v - 1)))) {
+        snprintf(err, errlen, "--mtu %llu: want a power of two from 256 to 8192, or 0",
+                 (unsigned long long)v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* clang-format off */
 static const util_opt opts[] = {
     UTIL_OPT_TOPOLOGY(&o.topology, true),
@@ -36,7 +49,7 @@ static const util_opt opts[] = {
     {.name = "report-interval", .kind = UTIL_OPT_UINT, .def = "10", .min = 1, .max = 3600, .dest = &o.report_interval, .arg = "S", .help = "seconds between reports to the controller"},
     {.name = "report-max", .kind = UTIL_OPT_UINT, .def = "65000", .min = 4096, .max = 16777216, .dest = &o.report_max, .arg = "BYTES", .help = "largest report (at most the controller's --max-body)"},
     {.name = "metrics", .kind = UTIL_OPT_STR, .dest = &o.metrics, .arg = "ADDR:PORT", .check = agent_metrics_check_addr, .help = "serve Prometheus metrics at GET /metrics there ([ADDR]:PORT for IPv6; not given: not served)"},
-    UTIL_OPT_MTU(&o.mtu),
+    {.name = "mtu", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 8192, .dest = &o.mtu, .arg = "BYTES", .check = check_mtu, .help = "payload bytes per packet, a power of two from 256 (0: the largest the ports' MTU fits; a controller's profile may set it)"},
     {.name = "deny-floor", .kind = UTIL_OPT_DOUBLE, .def = "0.25", .min = 0, .max = 1, .dest = &o.deny_floor, .arg = "FRACTION", .help = "share of a peer's EVs kept in use however many the denylist denies (the least bad of them; 0: only --deny-floor-planes)"},
     {.name = "deny-floor-planes", .kind = UTIL_OPT_UINT, .def = "1", .min = 1, .max = 16, .dest = &o.deny_floor_planes, .arg = "N", .help = "planes on which the denylist leaves a peer at least one EV (the least bad; at most the planes it has)"},
     {.name = "evs", .kind = UTIL_OPT_UINT, .def = "128", .min = 1, .max = 1024, .dest = &o.evs, .help = "EVs per peer, spread over its paths"},

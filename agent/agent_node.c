@@ -31,7 +31,9 @@ struct agent_node {
     uint32_t *has_profile; /* per host: 1 + the generation of its EV profile, 0 if none */
     const agent_profile *prof;
     const agent_deny *deny;
-    uint32_t mtu;
+    uint32_t mtu;     /* what new QPs use: the profile's, capped by what the ports fit */
+    uint32_t own_mtu; /* without a profile (or one that leaves it to the host) */
+    uint32_t fit_mtu; /* the largest the ports' MTU fits */
     agent_node_hooks hooks;
     mrc_qp **qps;
     uint32_t *qp_peer;
@@ -100,6 +102,34 @@ static int cc_profile(agent_node *node)
     return mrc_cc_profile_create(node->ctx, (uint64_t)node->gen + 1, &ca);
 }
 
+/* The path MTU from the ports' MTU, as RoCE takes it from the interface: the largest that
+ * fits, unless --mtu says less; more than fits is refused, since every such packet would be
+ * dropped by the port. */
+static int fit_mtu(agent_node *node, char *err, size_t errlen)
+{
+    unsigned link;
+    int rv = agent_io_link_mtu(node->cfg.topo, node->cfg.host, &link, err, errlen);
+    if (rv != 0) {
+        return rv;
+    }
+    node->fit_mtu = mrc_path_mtu_fit(link, node->cfg.mode == AGENT_IO_SRV6 ? 40 : 0);
+    if (!node->fit_mtu) {
+        snprintf(err, errlen, "the ports' MTU (%u) is too small for MRC's smallest packets", link);
+        return -EINVAL;
+    }
+    if (node->cfg.mtu > node->fit_mtu) {
+        snprintf(err, errlen,
+                 "--mtu %u does not fit the ports' MTU (%u, less the headers): at most %u, or "
+                 "leave --mtu out",
+                 node->cfg.mtu, link, node->fit_mtu);
+        return -EINVAL;
+    }
+    node->own_mtu = node->mtu = node->cfg.mtu ? node->cfg.mtu : node->fit_mtu;
+    util_log(UTIL_LOG_INFO, "path MTU %u (the ports' MTU %u fits %u)", node->mtu, link,
+             node->fit_mtu);
+    return 0;
+}
+
 int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, size_t errlen)
 {
     agent_node *node = util_xcalloc(1, sizeof(*node));
@@ -108,10 +138,13 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
     int rv;
     node->cfg = *cfg;
     node->has_profile = util_xcalloc(fab_topo_nhosts(topo), sizeof(uint32_t));
-    node->mtu = cfg->mtu;
     node->floor = agent_floor_new(&cfg->floor, topo);
     if (agent_floor_cfg_check(&cfg->floor, err, errlen) != 0) {
         rv = -EINVAL;
+        goto out;
+    }
+    rv = fit_mtu(node, err, errlen);
+    if (rv != 0) {
         goto out;
     }
     mrc_settings_default(&set);
@@ -200,7 +233,13 @@ int agent_node_set_profile(agent_node *node, const agent_profile *prof)
 {
     node->prof = prof;
     node->gen++;
-    node->mtu = prof && prof->cc.mtu ? prof->cc.mtu : node->cfg.mtu;
+    node->mtu = prof && prof->cc.mtu ? prof->cc.mtu : node->own_mtu;
+    if (node->mtu > node->fit_mtu) {
+        util_log(UTIL_LOG_WARNING,
+                 "the profile's MTU %u does not fit this host's ports: its QPs use %u", node->mtu,
+                 node->fit_mtu);
+        node->mtu = node->fit_mtu;
+    }
     int rv = cc_profile(node);
     if (rv != 0) {
         util_log(UTIL_LOG_ERR, "the profile's congestion control: %s", mrc_strerror(rv));
@@ -418,7 +457,7 @@ static uint32_t peer_of_qp(const agent_node *node, const mrc_qp *qp)
 }
 
 int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
-                          uint32_t sq_psn)
+                          uint32_t sq_psn, uint32_t mtu)
 {
     const fab_topo *topo = node->cfg.topo;
     uint32_t peer = peer_of_qp(node, qp);
@@ -429,7 +468,7 @@ int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint3
     mrc_qp_attr a = {.qp_state = MRC_QPS_RTR,
                      .dest_qp_num = dest_qpn,
                      .rq_psn = rq_psn,
-                     .path_mtu = node->mtu,
+                     .path_mtu = mtu ? mtu : node->mtu,
                      .access_flags = MRC_ACCESS_REMOTE_WRITE,
                      .mpr = {.mpr = NODE_MPR, .mpr_dest = NODE_MPR},
                      .wimm = {.max_wimm = NODE_MAX_WIMM, .max_wimm_dest = NODE_MAX_WIMM},

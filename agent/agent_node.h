@@ -21,7 +21,7 @@ typedef struct agent_node_cfg {
     const fab_topo *topo;
     uint32_t host;
     agent_io_mode mode;
-    uint32_t mtu;          /* path MTU, payload bytes */
+    uint32_t mtu;          /* path MTU, payload bytes; 0: the largest the ports' MTU fits */
     unsigned evs_per_peer; /* EVs in a QP's profile, spread over the usable paths by salt */
     const char *cc;        /* "none" or "uet-1.0-nscc" */
     double port_gbps;      /* NSCC: one port's rate */
@@ -53,9 +53,10 @@ void agent_node_del_poller(agent_node *node, agent_node_poll_fn fn, void *user);
  * or a negative MRC_ERR_* (MRC_ERR_INVAL: no plane both hosts are cabled on). */
 int agent_node_qp_new(agent_node *node, uint32_t peer, mrc_cq *cq, unsigned max_wr,
                       void *qp_context, mrc_qp **pqp);
-/* Moves it to RTS toward the peer's QP |dest_qpn|: its first PSN |rq_psn|, ours |sq_psn|. */
+/* Moves it to RTS toward the peer's QP |dest_qpn|: its first PSN |rq_psn|, ours |sq_psn|, at
+ * path MTU |mtu| (0: this node's). */
 int agent_node_qp_connect(agent_node *node, mrc_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
-                          uint32_t sq_psn);
+                          uint32_t sq_psn, uint32_t mtu);
 void agent_node_qp_free(agent_node *node, mrc_qp *qp);
 
 /* What the node tells the rest of the agent: a QP made (in INIT) or about to be freed, and

@@ -19,6 +19,7 @@ int agent_qpmem_init(agent_qpmem *q, agent_node *node, uint32_t peer, mrc_cq *cq
     q->len = len;
     z = (z ^ (z >> 31)) * 0x9e3779b97f4a7c15ull;
     q->psn = (uint32_t)(z >> 40) & 0xffffff;
+    q->mtu = agent_node_mtu(node);
     int rv = agent_node_qp_new(node, peer, cq, max_wr, qp_context, &q->qp);
     if (rv == 0) {
         rv = mrc_reg_mr(agent_node_ctx(node), q->mem, q->len ? q->len : 1,
@@ -47,6 +48,7 @@ json_object *agent_qpmem_info(const agent_qpmem *q)
     json_object_object_add(o, "addr", json_object_new_uint64((uint64_t)(uintptr_t)q->mem));
     json_object_object_add(o, "rkey", json_object_new_uint64(mrc_mr_rkey(q->mr)));
     json_object_object_add(o, "len", json_object_new_uint64(q->len));
+    json_object_object_add(o, "mtu", json_object_new_uint64(q->mtu));
     return o;
 }
 
@@ -80,9 +82,17 @@ int agent_qpmem_connect(agent_qpmem *q, agent_node *node, json_object *remote, u
                  min_len);
         return -EINVAL;
     }
+    uint64_t mtu = q->mtu;
+    if (json_object_object_get_ex(remote, "mtu", NULL) &&
+        (!get_u64(remote, "mtu", 8192, &mtu) || mtu < 256 || (mtu & (mtu - 1)))) {
+        snprintf(err, errlen, "the peer's mtu must be a power of two from 256 to 8192");
+        return -EINVAL;
+    }
     q->raddr = addr;
     q->rkey = (uint32_t)rkey;
-    int rv = agent_node_qp_connect(node, q->qp, (uint32_t)qpn, (uint32_t)psn, q->psn);
+    mtu = mtu < q->mtu ? mtu : q->mtu;
+    int rv =
+        agent_node_qp_connect(node, q->qp, (uint32_t)qpn, (uint32_t)psn, q->psn, (uint32_t)mtu);
     if (rv != 0) {
         snprintf(err, errlen, "connecting the QP: %s", mrc_strerror(rv));
     }

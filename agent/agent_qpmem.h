@@ -15,6 +15,7 @@ typedef struct agent_qpmem {
     uint8_t *mem;
     size_t len;
     uint32_t psn;   /* our first PSN */
+    uint32_t mtu;   /* our path MTU: the QP uses the smaller of the two ends' */
     uint64_t raddr; /* the peer's buffer, once connected */
     uint32_t rkey;
 } agent_qpmem;
@@ -25,10 +26,11 @@ int agent_qpmem_init(agent_qpmem *q, agent_node *node, uint32_t peer, mrc_cq *cq
                      size_t len, void *qp_context);
 void agent_qpmem_fini(agent_qpmem *q, agent_node *node);
 
-/* What the peer needs: {"qpn","psn","addr","rkey","len"}. */
+/* What the peer needs: {"qpn","psn","addr","rkey","len","mtu"}. */
 json_object *agent_qpmem_info(const agent_qpmem *q);
-/* Connects to the peer's QP as its agent_qpmem_info gave it; its buffer must hold at least
- * |min_len| bytes. 0, -EINVAL or a negative MRC_ERR_* with a sentence in |err|. */
+/* Connects to the peer's QP as its agent_qpmem_info gave it, at the smaller path MTU of the
+ * two (as RDMA's connection managers settle it; "mtu" absent: ours); its buffer must hold at
+ * least |min_len| bytes. 0, -EINVAL or a negative MRC_ERR_* with a sentence in |err|. */
 int agent_qpmem_connect(agent_qpmem *q, agent_node *node, json_object *remote, uint64_t min_len,
                         char *err, size_t errlen);
 

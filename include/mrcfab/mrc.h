@@ -299,6 +299,12 @@ typedef struct mrc_ah {
 #define MRC_QP_CAP_SVC_TIME_DEST_UNSUPPORTED (1u << 2)
 #define MRC_QP_CAP_HOST_BP_DISABLE (1u << 3) /* this responder sends no window penalty */
 
+/* The largest path MTU (256 .. 8192, a power of two) whose data packets, with every header
+ * MRC may put on them, pad and ICRC, and |encap| bytes of encapsulation in front (40 for
+ * SRv6's outer IPv6 header), fit a link of |link_mtu| bytes (the interface's MTU, which counts
+ * the IP header); 0 when not even 256 fits. RoCE picks its MTU from the interface the same way. */
+uint32_t mrc_path_mtu_fit(uint32_t link_mtu, uint32_t encap);
+
 typedef struct mrc_qp_attr {
     mrc_qp_state qp_state;
     uint32_t dest_qp_num;

@@ -102,6 +102,18 @@ static bool mtu_ok(uint32_t mtu)
     return mtu >= 256 && mtu <= 8192 && (mtu & (mtu - 1)) == 0;
 }
 
+uint32_t mrc_path_mtu_fit(uint32_t link_mtu, uint32_t encap)
+{
+    /* a data packet's most: METH, TSETH, RETH and ImmDt after the BTH, 3 pad bytes, the ICRC */
+    uint64_t over = (uint64_t)encap + MRC_BASE_LEN + MRC_METH_LEN + MRC_TSETH_LEN + MRC_RETH_LEN +
+                    MRC_IMM_LEN + 3 + MRC_ICRC_LEN;
+    uint32_t mtu = 8192;
+    while (mtu >= 256 && mtu + over > link_mtu) {
+        mtu /= 2;
+    }
+    return mtu >= 256 ? mtu : 0;
+}
+
 /* Checks what |mask| sets, against its range and the state it is allowed in. */
 static int check_attrs(const mrc_qp *qp, const mrc_qp_attr *a, uint32_t mask)
 {
