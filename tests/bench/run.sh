@@ -156,7 +156,10 @@ cmd_smoke[bench_ha.py]="python3 $here/bench_ha.py --bin $bin --smoke"
 lab_opts="${BENCH_LAB_PREFIX:+-p $BENCH_LAB_PREFIX} ${BENCH_LAB_DIR:+-l $BENCH_LAB_DIR}"
 bench bench_agent.sh 1 "bench_udp_pingpong mrc-agent mrc-perf" \
     '^TCP iperf3, Gb/s +[0-9.]+
+^TCP iperf3 -P [0-9]+, Gb/s +[0-9.]+
 ^\[0\] mrc-perf, Gb/s +[0-9.]+
+^\[0\] mrc-perf --qps [0-9]+, Gb/s +[0-9.]+
+^\[0\]   retransmitted, % of data packets +[0-9.]+
 ^UDP ping-pong p50 one-way \([a-z]+ CPU\), us +[0-9.]+
 ^\[0\] mrc-perf lat p50 one-way \([a-z]+ CPU\), us +[0-9.]+'
 cmd_full[bench_agent.sh]="$here/bench_agent.sh -b $bin $lab_opts"
