@@ -21,6 +21,7 @@ typedef struct agent_io_cfg {
     const fab_topo *topo;
     uint32_t host;
     agent_io_mode mode;
+    uint64_t busy_ns; /* keep reading the sockets this long after an arrival (0: sleep) */
     /* Called after the engine read packets or ran its timers, before packets are pulled:
      * the agent polls completions and events here and may post more work. */
     void (*after)(void *user, uint64_t now);

@@ -16,7 +16,7 @@
 static struct {
     char *topology, *host, *mode, *api, *cc, *log, *controller, *token_file, *cacert, *client_cert,
         *client_key, *state_dir, *oob, *metrics;
-    uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, report_interval,
+    uint64_t mtu, evs, port_gbps, base_rtt_ns, seed, timeout, reorder_us, busy_poll_us, report_interval,
         report_max, deny_floor_planes;
     double deny_floor;
 } o;
@@ -58,6 +58,7 @@ static const util_opt opts[] = {
     UTIL_OPT_BASE_RTT_NS(&o.base_rtt_ns),
     {.name = "timeout", .kind = UTIL_OPT_UINT, .def = "14", .min = 1, .max = 24, .dest = &o.timeout, .help = "QPs' local ACK timeout: 1.024 us x 2^N (14: 16.8 ms; hosts whose switches are software queue for milliseconds)"},
     {.name = "reorder-us", .kind = UTIL_OPT_UINT, .def = "200", .min = 1, .max = 100000, .dest = &o.reorder_us, .arg = "US", .help = "first reordering window of loss detection (it adapts; a kernel that forwards in software reorders by far more than a switch)"},
+    {.name = "busy-poll-us", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = 1000, .dest = &o.busy_poll_us, .arg = "US", .help = "after a packet arrives, keep reading the ports this long before sleeping: lower latency for a core spent spinning (0: sleep at once)"},
     {.name = "seed", .kind = UTIL_OPT_UINT, .def = "0", .min = 0, .max = UINT64_MAX, .dest = &o.seed, .help = "the engine's random seed; 0: from the clock"},
     UTIL_OPT_LOG(&o.log),
     UTIL_OPT_END,
@@ -142,6 +143,7 @@ int main(int argc, char **argv)
                          .base_rtt_ns = o.base_rtt_ns,
                          .timeout = (uint8_t)o.timeout,
                          .reorder_ns = o.reorder_us * 1000,
+                         .busy_poll_ns = o.busy_poll_us * 1000,
                          .floor = {.fraction = o.deny_floor,
                                    .planes = (unsigned)o.deny_floor_planes},
                          .seed = o.seed ? o.seed : agent_now() ^ (uint64_t)host << 40};

@@ -176,6 +176,7 @@ int agent_node_new(const agent_node_cfg *cfg, agent_node **pnode, char *err, siz
                        .topo = topo,
                        .host = cfg->host,
                        .mode = cfg->mode,
+                       .busy_ns = cfg->busy_poll_ns,
                        .after = after,
                        .user = node};
     rv = agent_io_new(&ic, &node->io, err, errlen);

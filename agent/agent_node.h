@@ -27,6 +27,7 @@ typedef struct agent_node_cfg {
     double port_gbps;      /* NSCC: one port's rate */
     uint64_t base_rtt_ns;  /* NSCC: the longest path's unloaded round trip */
     uint64_t reorder_ns;   /* the loss detector's first reordering window */
+    uint64_t busy_poll_ns; /* read the ports this long after an arrival before sleeping */
     uint8_t timeout;       /* local ACK timeout: 1.024 us x 2^timeout */
     uint64_t seed;
     agent_floor_cfg floor; /* how far the denylist may take a QP's EVs */

@@ -39,8 +39,8 @@ usage: bench_agent.sh [--smoke] [-b BINDIR] [-t TOPOLOGY] [-p PREFIX] [-l LABDIR
   TCP (one stream and -P N, N the cores), mrc-perf bandwidth (one QP and N), a UDP ping-pong
   and mrc-perf latency (64 bytes). The agents run first with their defaults, the
   configuration judged against the targets, then with each -a's options, printed beside it
-  (default one more: "--mtu 4096", RoCE's largest MTU, where the default follows the ports' 9000
-  bytes to 8192). Takes the lab down on exit, however the run ends.
+  (default two more: "--mtu 4096", RoCE's largest MTU, where the default follows the ports' 9000
+  bytes to 8192, and "--busy-poll-us 50"). Takes the lab down on exit, however the run ends.
 
   --smoke       one round of 1 s: a check that everything runs (-n and -d still win)
   -b BINDIR     mrc-agent, mrc-perf, mrcctl and bench_udp_pingpong (default build/bin)
@@ -104,7 +104,7 @@ rounds=${rounds:-3}
 secs=${secs:-5}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || bad "-n $rounds: want a count"
 [[ $secs =~ ^[1-9][0-9]*$ ]] || bad "-d $secs: want whole seconds"
-[ ${#extra[@]} -gt 0 ] || extra=("--mtu 4096")
+[ ${#extra[@]} -gt 0 ] || extra=("--mtu 4096" "--busy-poll-us 50")
 configs=("" "${extra[@]}")
 [ -d "$bin" ] || bad "-b $bin: no such directory"
 bin=$(cd "$bin" && pwd)
