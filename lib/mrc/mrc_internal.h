@@ -240,7 +240,11 @@ struct mrc_qp {
     uint32_t log_mask, log_head, log_tail;
     uint32_t tx_seq, max_acked_seq;
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
-    uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
+    /* the outstanding PSNs the last SACK read showed received, from sack_seen_psn on: each
+     * SACK repeats most of the last one's bitmap while a hole waits */
+    uint64_t sack_seen;
+    uint32_t sack_seen_psn;
+    uint64_t reo_wnd; /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;
     uint64_t reo_widened;   /* when the reordering window last grew */
     uint64_t stalled_since; /* a retransmission has waited for an EV since (0: none) */

@@ -41,6 +41,8 @@ int mrc_req_setup(mrc_qp *qp, uint64_t now)
     qp->log_head = qp->log_tail = 0;
     qp->tx_seq = qp->max_acked_seq = 0;
     qp->max_acked_sent = 0;
+    qp->sack_seen = 0;
+    qp->sack_seen_psn = qp->snd_una;
     qp->reo_wnd = qp->ctx->set.reorder_ns;
     qp->acks_since_spurious = 0;
     qp->min_rtt = qp->srtt = 0;
@@ -892,13 +894,20 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
     int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
     uint64_t rcvd = s->bitmap & out_bits(base, out);
-    /* while a hole waits, each SACK repeats the bits of the last: the flag test skips them */
-    for (uint64_t bits = rcvd; bits; bits &= bits - 1) {
+    /* while a hole waits, each SACK repeats the bits of the last, already acknowledged (a
+     * slot keeps TXP_ACKED until snd_una passes it, and out_bits drops those): only the new
+     * ones are walked */
+    uint32_t from = mrc_psn_add(qp->snd_una, base);
+    int32_t shift = mrc_psn_diff(from, qp->sack_seen_psn);
+    uint64_t seen = shift >= 64 || shift <= -64 ? 0
+                    : shift >= 0                ? qp->sack_seen >> shift
+                                                : qp->sack_seen << -shift;
+    qp->sack_seen = rcvd;
+    qp->sack_seen_psn = from;
+    for (uint64_t bits = rcvd & ~seen; bits; bits &= bits - 1) {
         uint32_t slot =
             (qp->una_slot + (uint32_t)(base + (int32_t)__builtin_ctzll(bits))) & qp->txp_mask;
-        if (!(qp->txp[slot].flags & TXP_ACKED)) {
-            ack_one(qp, slot, now);
-        }
+        ack_one(qp, slot, now);
     }
     if (qp->ctx->set.ev_in_order && s->bitmap) {
         path_order_detect(qp, s->bitmap, rcvd, base, out, now);
