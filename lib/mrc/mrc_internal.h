@@ -239,11 +239,11 @@ struct mrc_qp {
     } * log;
     uint32_t log_mask, log_head, log_tail;
     uint32_t tx_seq, max_acked_seq;
+    uint32_t sack_seen_psn;  /* of sack_seen's first bit */
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
-    /* the outstanding PSNs the last SACK read showed received, from sack_seen_psn on: each
-     * SACK repeats most of the last one's bitmap while a hole waits */
+    /* the outstanding PSNs the last SACK read showed received: each SACK repeats most of the
+     * last one's bitmap while a hole waits */
     uint64_t sack_seen;
-    uint32_t sack_seen_psn;
     uint64_t reo_wnd; /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;
     uint64_t reo_widened;   /* when the reordering window last grew */

@@ -853,6 +853,34 @@ static inline uint64_t out_bits(int32_t base, int32_t out)
     return top < 64 ? m & ((1ull << top) - 1) : m;
 }
 
+/* The PSNs a SACK's bitmap reports received, of the |out| outstanding after its cumulative
+ * PSN, and what path order makes of the holes between them. */
+static void sack_bitmap(mrc_qp *qp, const mrc_sack_hdr *s, int32_t out, uint64_t now)
+{
+    int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
+    uint64_t rcvd = s->bitmap & out_bits(base, out);
+    if (rcvd) {
+        /* while a hole waits, each SACK repeats the bits of the last, already acknowledged (a
+         * slot keeps TXP_ACKED until snd_una passes it, and out_bits drops those): only the
+         * new ones are walked */
+        uint32_t from = mrc_psn_add(qp->snd_una, base);
+        int32_t shift = mrc_psn_diff(from, qp->sack_seen_psn);
+        uint64_t seen = shift >= 64 || shift <= -64 ? 0
+                        : shift >= 0                ? qp->sack_seen >> shift
+                                                    : qp->sack_seen << -shift;
+        qp->sack_seen = rcvd;
+        qp->sack_seen_psn = from;
+        for (uint64_t bits = rcvd & ~seen; bits; bits &= bits - 1) {
+            uint32_t slot =
+                (qp->una_slot + (uint32_t)(base + (int32_t)__builtin_ctzll(bits))) & qp->txp_mask;
+            ack_one(qp, slot, now);
+        }
+    }
+    if (qp->ctx->set.ev_in_order) {
+        path_order_detect(qp, s->bitmap, rcvd, base, out, now);
+    }
+}
+
 int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
 {
     int32_t out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
@@ -892,25 +920,8 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     }
     advance_una(qp, mrc_psn_add(s->cack, 1), now);
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
-    int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
-    uint64_t rcvd = s->bitmap & out_bits(base, out);
-    /* while a hole waits, each SACK repeats the bits of the last, already acknowledged (a
-     * slot keeps TXP_ACKED until snd_una passes it, and out_bits drops those): only the new
-     * ones are walked */
-    uint32_t from = mrc_psn_add(qp->snd_una, base);
-    int32_t shift = mrc_psn_diff(from, qp->sack_seen_psn);
-    uint64_t seen = shift >= 64 || shift <= -64 ? 0
-                    : shift >= 0                ? qp->sack_seen >> shift
-                                                : qp->sack_seen << -shift;
-    qp->sack_seen = rcvd;
-    qp->sack_seen_psn = from;
-    for (uint64_t bits = rcvd & ~seen; bits; bits &= bits - 1) {
-        uint32_t slot =
-            (qp->una_slot + (uint32_t)(base + (int32_t)__builtin_ctzll(bits))) & qp->txp_mask;
-        ack_one(qp, slot, now);
-    }
-    if (qp->ctx->set.ev_in_order && s->bitmap) {
-        path_order_detect(qp, s->bitmap, rcvd, base, out, now);
+    if (s->bitmap) {
+        sack_bitmap(qp, s, out, now);
     }
     if (s->pr) {
         on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);
