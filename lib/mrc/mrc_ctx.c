@@ -903,8 +903,8 @@ uint64_t mrc_get_expiry(const mrc_context *ctx)
 }
 
 /* Times out the EV probes due by |now| and finds when the next is. The host asks for the
- * expiry after every event, so it must not scan the slots: at 1 % loss some answer is nearly
- * always missing, and the scan cost more than the loss repair itself (mrc-pair). */
+ * expiry after every event, so that must not scan the slots: at 1 % loss some answer is
+ * nearly always missing (lib/mrc/README.md#timers-and-retries). */
 static void ep_expire(mrc_context *ctx, uint64_t now)
 {
     uint64_t due = UINT64_MAX;

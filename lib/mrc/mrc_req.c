@@ -311,8 +311,8 @@ static void rack_detect(mrc_qp *qp, uint64_t now)
  * keeps the order of its packets, so it is not late. RACK must wait out the reordering between
  * paths, tens of microseconds when queues differ; this needs none. The later copies are looked
  * for only for a hole not yet found lost: while a hole waits for its resend every SACK reports
- * it again, and noting each received packet's EV on every SACK cost more than all else the
- * requester does under loss (lib/mrc/README.md#loss-inference). */
+ * it again, and noting each received packet's EV on every SACK was paid on every one of them
+ * (lib/mrc/README.md#loss-inference). */
 static void path_order_check(mrc_qp *qp, int32_t off, uint64_t rcvd, int32_t base, uint64_t now)
 {
     uint32_t slot = (qp->una_slot + (uint32_t)off) & qp->txp_mask;
