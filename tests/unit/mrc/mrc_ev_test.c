@@ -392,12 +392,11 @@ START_TEST(test_mrc_ev_always_skip_runs)
             for (int k = 0; k < 40; k++) {
                 static uint8_t pay[1024];
                 mrc_test_pkt d, s;
-                uint8_t op = k == 0    ? MRC_OP_WRITE_FIRST
-                             : k == 39 ? MRC_OP_WRITE_LAST
-                                       : MRC_OP_WRITE_MIDDLE;
+                uint8_t op = k == 0 ? MRC_OP_WRITE_FIRST : k == 39 ? MRC_OP_WRITE_LAST
+                                                                   : MRC_OP_WRITE_MIDDLE;
                 mrc_test_build_data(&d, &b, op, PSN(o.rq_psn, k), 1, 0,
-                                    mrc_test_va(&b, (size_t)k * 1024), mrc_mr_rkey(b.mr), 40 * 1024,
-                                    pay, 1024, ev, 0);
+                                    mrc_test_va(&b, (size_t)k * 1024), mrc_mr_rkey(b.mr),
+                                    40 * 1024, pay, 1024, ev, 0);
                 mrc_rx_info rx = mrc_test_rx(&d);
                 rx.ecn = k % 8 == 0 && k / 8 != gap ? MRC_ECN_CE : MRC_ECN_ECT0;
                 ck_assert_int_eq(mrc_test_push(&b, &d, &rx, 0), 0);
@@ -963,8 +962,9 @@ START_TEST(test_mrc_ev_symmetric)
     /* one packet, answered: the SACK by its EV, the Transport ACK by the plane's reverse EV;
      * again as a duplicate, the same */
     for (int rep = 0; rep < 2; rep++) {
-        mrc_test_build_data(&d, &b, MRC_OP_WRITE_ONLY, PSN(o.rq_psn, 0), 1, 0, mrc_test_va(&b, 0),
-                            mrc_mr_rkey(b.mr), 64, pay, 64, mrc_test_ev(2, 3), 2);
+        mrc_test_build_data(&d, &b, MRC_OP_WRITE_ONLY, PSN(o.rq_psn, 0), 1, 0,
+                            mrc_test_va(&b, 0), mrc_mr_rkey(b.mr), 64, pay, 64,
+                            mrc_test_ev(2, 3), 2);
         ck_assert_int_eq(mrc_test_push(&b, &d, NULL, 0), 0);
         unsigned sacks = 0;
         while (mrc_test_pull(&b, &s, 0) > 0) {
