@@ -73,6 +73,7 @@ int mrc_context_new(const mrc_settings *s, uint64_t now, mrc_context **pctx)
     ctx->evp = mrc_calloc(ctx, s->max_ev_profiles, sizeof(mrc_ev_profile));
     ctx->events = mrc_calloc(ctx, s->ev_event_queue, sizeof(mrc_ev_event));
     ctx->psu_next = UINT64_MAX;
+    ctx->ep_due = UINT64_MAX;
     (void)now;
     if (!ctx->qps || !ctx->heap || !ctx->mrs || !ctx->mr_gens || !ctx->evp || !ctx->events) {
         mrc_context_free(ctx);
@@ -506,6 +507,9 @@ int mrc_ep_send(mrc_context *ctx, uint8_t ep_op, const uint8_t dst[16], uint32_t
                                  .refresh = qp != NULL,
                                  .qp = qp};
         ctx->ep_pend_count++;
+        if (now + ctx->set.ep_timeout_ns < ctx->ep_due) {
+            ctx->ep_due = now + ctx->set.ep_timeout_ns;
+        }
     }
     if (preq_id) {
         *preq_id = o->req_id;
@@ -533,7 +537,9 @@ static void ep_result(mrc_context *ctx, mrc_ep_pending *p, bool ok, uint64_t rtt
     mrc_ep_result r = {
         .time = now, .req_id = p->req_id, .ev = p->ev, .port = p->port, .ok = ok, .rtt_ns = rtt};
     p->used = false;
-    ctx->ep_pend_count--;
+    if (--ctx->ep_pend_count == 0) {
+        ctx->ep_due = UINT64_MAX;
+    }
     if (p->refresh) {
         /* a reverse-EV refresh: a plane whose probe came back gets that EV for its control */
         if (ok && p->qp) {
@@ -894,13 +900,29 @@ uint64_t mrc_get_expiry(const mrc_context *ctx)
     if (ctx->psu_next < e) {
         e = ctx->psu_next;
     }
+    return ctx->ep_due < e ? ctx->ep_due : e;
+}
+
+/* Times out the EV probes due by |now| and finds when the next is. The host asks for the
+ * expiry after every event, so that must not scan the slots: at 1 % loss some answer is
+ * nearly always missing (lib/mrc/README.md#timers-and-retries). */
+static void ep_expire(mrc_context *ctx, uint64_t now)
+{
+    uint64_t due = UINT64_MAX;
+    ctx->ep_due = UINT64_MAX; /* a result's callback may send a probe, which lowers it */
     for (unsigned i = 0; ctx->ep_pend_count && i < MRC_EP_SLOTS; i++) {
-        const mrc_ep_pending *p = &ctx->ep_pend[i];
-        if (p->used && p->sent + ctx->set.ep_timeout_ns < e) {
-            e = p->sent + ctx->set.ep_timeout_ns;
+        mrc_ep_pending *p = &ctx->ep_pend[i];
+        if (!p->used) {
+            continue;
+        }
+        uint64_t at = p->sent + ctx->set.ep_timeout_ns;
+        if (at <= now) {
+            ep_result(ctx, p, false, 0, now);
+        } else if (at < due) {
+            due = at;
         }
     }
-    return e;
+    ctx->ep_due = due < ctx->ep_due ? due : ctx->ep_due;
 }
 
 /* Port Status Updates go to every peer node once per change, repeated a few times since they
@@ -954,11 +976,8 @@ int mrc_handle_expiry(mrc_context *ctx, uint64_t now)
         psu_send(ctx, now);
         ctx->psu_next = --ctx->psu_left ? now + ctx->set.psu_interval_ns : UINT64_MAX;
     }
-    for (unsigned i = 0; ctx->ep_pend_count && i < MRC_EP_SLOTS; i++) {
-        mrc_ep_pending *p = &ctx->ep_pend[i];
-        if (p->used && p->sent + ctx->set.ep_timeout_ns <= now) {
-            ep_result(ctx, p, false, 0, now);
-        }
+    if (ctx->ep_due <= now) {
+        ep_expire(ctx, now);
     }
     return 0;
 }

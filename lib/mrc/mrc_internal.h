@@ -112,9 +112,6 @@ typedef struct mrc_qev {
     uint64_t pkts_sent, retx_sent, acked, lost, timeouts, ecn, trims, transitions;
     uint64_t probes_sent, probes_ok, probes_lost;
     uint64_t last_rtt, min_rtt;
-    /* the latest first copy on this EV that the SACK being read reports received */
-    uint32_t wit_epoch;
-    int32_t wit_off; /* its PSN less snd_una */
 } mrc_qev;
 
 /* An outstanding request packet, by PSN. */
@@ -242,9 +239,12 @@ struct mrc_qp {
     } * log;
     uint32_t log_mask, log_head, log_tail;
     uint32_t tx_seq, max_acked_seq;
-    uint32_t sack_epoch;     /* SACKs read, for mrc_qev.wit_epoch */
+    uint32_t sack_seen_psn;  /* of sack_seen's first bit */
     uint64_t max_acked_sent; /* send time of the latest-sent acknowledged transmission */
-    uint64_t reo_wnd;        /* reordering window, grown by spurious retransmissions */
+    /* the outstanding PSNs the last SACK read showed received: each SACK repeats most of the
+     * last one's bitmap while a hole waits */
+    uint64_t sack_seen;
+    uint64_t reo_wnd; /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;
     uint64_t reo_widened;   /* when the reordering window last grew */
     uint64_t stalled_since; /* a retransmission has waited for an EV since (0: none) */
@@ -345,6 +345,9 @@ struct mrc_context {
     uint32_t ep_head, ep_count;
     mrc_ep_pending ep_pend[MRC_EP_SLOTS];
     uint32_t ep_pend_count;
+    /* no pending probe times out before this (UINT64_MAX: none pending); an answer leaves it
+     * early, the expiry handler sets it right (lib/mrc/README.md#timers-and-retries) */
+    uint64_t ep_due;
     uint16_t ep_seq;
     mrc_ep_result ep_res[MRC_EP_SLOTS];
     uint32_t ep_res_head, ep_res_count;

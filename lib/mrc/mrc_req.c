@@ -41,6 +41,8 @@ int mrc_req_setup(mrc_qp *qp, uint64_t now)
     qp->log_head = qp->log_tail = 0;
     qp->tx_seq = qp->max_acked_seq = 0;
     qp->max_acked_sent = 0;
+    qp->sack_seen = 0;
+    qp->sack_seen_psn = qp->snd_una;
     qp->reo_wnd = qp->ctx->set.reorder_ns;
     qp->acks_since_spurious = 0;
     qp->min_rtt = qp->srtt = 0;
@@ -304,28 +306,45 @@ static void rack_detect(mrc_qp *qp, uint64_t now)
     }
 }
 
-/* A first copy this SACK reports missing is lost if a later first copy on its EV is reported
- * received: one path keeps the order of its packets, so it is not late. RACK must wait out
- * the reordering between paths, tens of microseconds when queues differ; this needs none. */
-static void path_order_check(mrc_qp *qp, int32_t off, uint32_t epoch, uint64_t now)
+/* A first copy this SACK reports missing (at |off|) is lost if a later first copy on its EV is
+ * reported received (|rcvd|, the SACK's bits from |base| within the outstanding PSNs): one path
+ * keeps the order of its packets, so it is not late. RACK must wait out the reordering between
+ * paths, tens of microseconds when queues differ; this needs none. The later copies are looked
+ * for only for a hole not yet found lost: while a hole waits for its resend every SACK reports
+ * it again, and noting each received packet's EV on every SACK was paid on every one of them
+ * (lib/mrc/README.md#loss-inference). */
+static void path_order_check(mrc_qp *qp, int32_t off, uint64_t rcvd, int32_t base, uint64_t now)
 {
     uint32_t slot = (qp->una_slot + (uint32_t)off) & qp->txp_mask;
     const mrc_txp *t = &qp->txp[slot];
-    const mrc_qev *e = &qp->evs[t->evi];
-    if (t->attempts == 0 && !(t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD)) &&
-        e->wit_epoch == epoch && off < e->wit_off) {
-        mrc_ev_lost(qp, t->evi, now);
-        mark_lost(qp, slot, MRC_RETX_INFERRED);
+    if (t->attempts != 0 || (t->flags & (TXP_ACKED | TXP_QUEUED | TXP_HELD))) {
+        return;
+    }
+    /* only the bits above the hole: off - base is below 64 but may be negative (cack + 1) */
+    int32_t from = off - base + 1;
+    uint64_t later = from <= 0 ? rcvd : from < 64 ? rcvd & (~0ull << from) : 0;
+    while (later) {
+        unsigned i = (unsigned)__builtin_ctzll(later);
+        later &= later - 1;
+        const mrc_txp *w = &qp->txp[(qp->una_slot + (uint32_t)(base + (int32_t)i)) & qp->txp_mask];
+        if (w->attempts == 0 && w->evi == t->evi) {
+            mrc_ev_lost(qp, t->evi, now);
+            mark_lost(qp, slot, MRC_RETX_INFERRED);
+            return;
+        }
     }
 }
 
 /* The PSNs this SACK reports missing: cack + 1 and the holes below the bitmap's last set bit
  * (between them, if the bitmap starts later, nothing is reported). */
-static void path_order_detect(mrc_qp *qp, uint64_t bitmap, int32_t base, uint32_t epoch,
+static void path_order_detect(mrc_qp *qp, uint64_t bitmap, uint64_t rcvd, int32_t base, int32_t out,
                               uint64_t now)
 {
+    if (!rcvd) {
+        return; /* no later copy on any EV */
+    }
     if (base > 0) {
-        path_order_check(qp, 0, epoch, now);
+        path_order_check(qp, 0, rcvd, base, now);
     }
     unsigned top = 63 - (unsigned)__builtin_clzll(bitmap);
     uint64_t holes = ~bitmap & ((1ull << top) - 1);
@@ -333,8 +352,8 @@ static void path_order_detect(mrc_qp *qp, uint64_t bitmap, int32_t base, uint32_
         unsigned i = (unsigned)__builtin_ctzll(holes);
         holes &= holes - 1;
         int32_t off = base + (int32_t)i;
-        if (off >= 0) {
-            path_order_check(qp, off, epoch, now);
+        if (off >= 0 && off < out) {
+            path_order_check(qp, off, rcvd, base, now);
         }
     }
 }
@@ -822,6 +841,46 @@ static void on_probe_answer(mrc_qp *qp, uint16_t id, uint8_t m, uint64_t now)
     }
 }
 
+/* The bits of a SACK bitmap starting |base| PSNs past snd_una that name outstanding PSNs
+ * (0 to |out| - 1). */
+static inline uint64_t out_bits(int32_t base, int32_t out)
+{
+    if (base >= out || base <= -64) {
+        return 0;
+    }
+    uint64_t m = base < 0 ? ~0ull << -base : ~0ull;
+    int32_t top = out - base; /* bits from |top| on are beyond snd_nxt */
+    return top < 64 ? m & ((1ull << top) - 1) : m;
+}
+
+/* The PSNs a SACK's bitmap reports received, of the |out| outstanding after its cumulative
+ * PSN, and what path order makes of the holes between them. */
+static void sack_bitmap(mrc_qp *qp, const mrc_sack_hdr *s, int32_t out, uint64_t now)
+{
+    int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
+    uint64_t rcvd = s->bitmap & out_bits(base, out);
+    if (rcvd) {
+        /* while a hole waits, each SACK repeats the bits of the last, already acknowledged (a
+         * slot keeps TXP_ACKED until snd_una passes it, and out_bits drops those): only the
+         * new ones are walked */
+        uint32_t from = mrc_psn_add(qp->snd_una, base);
+        int32_t shift = mrc_psn_diff(from, qp->sack_seen_psn);
+        uint64_t seen = shift >= 64 || shift <= -64 ? 0
+                        : shift >= 0                ? qp->sack_seen >> shift
+                                                    : qp->sack_seen << -shift;
+        qp->sack_seen = rcvd;
+        qp->sack_seen_psn = from;
+        for (uint64_t bits = rcvd & ~seen; bits; bits &= bits - 1) {
+            uint32_t slot =
+                (qp->una_slot + (uint32_t)(base + (int32_t)__builtin_ctzll(bits))) & qp->txp_mask;
+            ack_one(qp, slot, now);
+        }
+    }
+    if (qp->ctx->set.ev_in_order) {
+        path_order_detect(qp, s->bitmap, rcvd, base, out, now);
+    }
+}
+
 int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
 {
     int32_t out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
@@ -861,25 +920,8 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     }
     advance_una(qp, mrc_psn_add(s->cack, 1), now);
     out = mrc_psn_diff(qp->snd_nxt, qp->snd_una);
-    uint64_t bits = s->bitmap;
-    int32_t base = mrc_psn_diff(mrc_psn_add(s->cack, s->sack_offset), qp->snd_una);
-    uint32_t epoch = ++qp->sack_epoch;
-    while (bits) {
-        unsigned i = (unsigned)__builtin_ctzll(bits);
-        bits &= bits - 1;
-        int32_t off = base + (int32_t)i;
-        if (off >= 0 && off < out) {
-            uint32_t slot = (qp->una_slot + (uint32_t)off) & qp->txp_mask;
-            ack_one(qp, slot, now);
-            const mrc_txp *t = &qp->txp[slot];
-            if (t->attempts == 0) {
-                qp->evs[t->evi].wit_epoch = epoch;
-                qp->evs[t->evi].wit_off = off; /* the bits go upwards: the last is the latest */
-            }
-        }
-    }
-    if (qp->ctx->set.ev_in_order && s->bitmap) {
-        path_order_detect(qp, s->bitmap, base, epoch, now);
+    if (s->bitmap) {
+        sack_bitmap(qp, s, out, now);
     }
     if (s->pr) {
         on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);

@@ -1065,11 +1065,53 @@ START_TEST(test_mrc_ev_reverse_refresh)
 }
 END_TEST
 
+/* EV probes time out by the deadline the context keeps: an answered probe leaves it early, and
+ * the expiry handler then finds the one still pending instead of timing out either too soon;
+ * the last one gone, nothing is due. */
+START_TEST(test_mrc_ev_probe_timeouts)
+{
+    mrc_test_opts o;
+    mrc_test_node a, b;
+    mrc_test_opts_default(&o);
+    mrc_test_pair_new(&a, &o, &b, &o, 0);
+    uint64_t t = o.set.ep_timeout_ns;
+    uint8_t dst[16];
+    mrc_test_addr(dst, 1, 0);
+    uint16_t r1, r2;
+    mrc_test_pkt req, ans, lost;
+    ck_assert_int_eq(mrc_ep_probe(a.ctx, dst, mrc_test_ev(0, 0), 0, 20, &r1), 0);
+    ck_assert_int_gt(mrc_test_pull(&a, &req, 20), 0);
+    ck_assert_int_eq(mrc_ep_probe(a.ctx, dst, mrc_test_ev(0, 1), 0, 30, &r2), 0);
+    ck_assert_int_gt(mrc_test_pull(&a, &lost, 30), 0); /* never delivered */
+    ck_assert_uint_eq(mrc_get_expiry(a.ctx), 20 + t);
+    /* the first is answered: the second still times out at its own deadline */
+    ck_assert_int_eq(mrc_test_push(&b, &req, NULL, 40), 0);
+    ck_assert_int_gt(mrc_test_pull(&b, &ans, 40), 0);
+    ck_assert_int_eq(mrc_test_push(&a, &ans, NULL, 50), 0);
+    ck_assert_uint_le(mrc_get_expiry(a.ctx), 30 + t);
+    mrc_handle_expiry(a.ctx, 20 + t);
+    ck_assert_uint_eq(mrc_test_ctx_stats(&a).ep_timeouts, 0);
+    ck_assert_uint_eq(mrc_get_expiry(a.ctx), 30 + t);
+    mrc_handle_expiry(a.ctx, 30 + t - 1);
+    ck_assert_uint_eq(mrc_test_ctx_stats(&a).ep_timeouts, 0);
+    mrc_handle_expiry(a.ctx, 30 + t);
+    ck_assert_uint_eq(mrc_test_ctx_stats(&a).ep_timeouts, 1);
+    ck_assert_uint_eq(mrc_get_expiry(a.ctx), UINT64_MAX);
+    mrc_ep_result res[4];
+    ck_assert_int_eq(mrc_poll_ep_results(a.ctx, res, 4), 2);
+    ck_assert(res[0].ok && res[0].req_id == r1);
+    ck_assert(!res[1].ok && res[1].req_id == r2);
+    mrc_test_node_free(&a);
+    mrc_test_node_free(&b);
+}
+END_TEST
+
 Suite *mrc_ev_suite(void)
 {
     Suite *s = suite_create("ev");
     TCase *tc = tcase_create("ev");
     tcase_add_test(tc, test_mrc_ev_good_to_skip_by_ecn);
+    tcase_add_test(tc, test_mrc_ev_probe_timeouts);
     tcase_add_test(tc, test_mrc_ev_good_to_skip_by_trim);
     tcase_add_test(tc, test_mrc_ev_skip_to_good_by_rotation);
     tcase_add_test(tc, test_mrc_ev_skip_to_good_by_time);

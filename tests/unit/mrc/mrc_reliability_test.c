@@ -965,6 +965,69 @@ static void path_order_case(bool in_order)
     mrc_test_node_free(&a);
 }
 
+/* A SACK repeats most of the last one's bitmap while a hole waits: the requester acknowledges
+ * what is new in it, whether the bitmap starts where the last did or later, and an older SACK
+ * arriving late changes nothing. Each packet is acknowledged once. */
+static uint64_t acked_all(const mrc_test_node *a, const uint32_t *ev, unsigned n)
+{
+    uint64_t sum = 0;
+    for (unsigned k = 0; k < n; k++) {
+        bool again = false;
+        for (unsigned j = 0; j < k; j++) {
+            again |= ev[j] == ev[k];
+        }
+        sum += again ? 0 : mrc_test_ev_stats(a, ev[k]).acked;
+    }
+    return sum;
+}
+
+START_TEST(test_mrc_reliability_sack_repeated_bits)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 1;
+    o.evs_per_port = 4;
+    o.mtu = 256;
+    o.set.ev_in_order = false; /* the holes would be lost at once, which is not the point */
+    requester(&a, &o);
+    uint32_t p0 = o.sq_psn;
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 10 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    uint32_t ev[10];
+    for (unsigned k = 0; k < 10; k++) {
+        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+        ev[k] = p.info.ev;
+    }
+    /* +2, +3 received (bit 0 is cack + 1 = +0) */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 3, 1, 0xc, MRC_M_NONE, ev[3], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 100), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 2);
+    /* the same and +4, +5 */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 5, 1, 0x3c, MRC_M_NONE, ev[5], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 110), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 4);
+    /* the first, late */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 3, 1, 0xc, MRC_M_NONE, ev[3], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 120), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 4);
+    /* a bitmap starting at +3: +3 .. +7, of which +6 and +7 are new */
+    mrc_test_build_sack(&p, &a, PSN(p0, -1), 7, 4, 0x1f, MRC_M_NONE, ev[7], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 130), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 6);
+    /* cack at +1, the bitmap from +2 again (its bit 0 is now snd_una): +8 new */
+    mrc_test_build_sack(&p, &a, PSN(p0, 1), 8, 1, 0x7f, MRC_M_NONE, ev[8], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 140), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 9);
+    ck_assert_uint_eq(mrc_test_stats(&a).retx_pkts, 0);
+    /* and the last, by the cumulative PSN */
+    mrc_test_build_sack(&p, &a, PSN(p0, 9), 9, 1, 0, MRC_M_NONE, ev[9], 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 150), 0);
+    ck_assert_uint_eq(acked_all(&a, ev, 10), 10);
+    mrc_test_node_free(&a);
+}
+END_TEST
+
 START_TEST(test_mrc_reliability_loss_by_path_order)
 {
     path_order_case(true);
@@ -1083,6 +1146,7 @@ Suite *mrc_reliability_suite(void)
     tcase_add_test(tc, test_mrc_reliability_loss_inferred_from_sacks);
     tcase_add_test(tc, test_mrc_reliability_stall_then_acked);
     tcase_add_test(tc, test_mrc_reliability_loss_by_path_order);
+    tcase_add_test(tc, test_mrc_reliability_sack_repeated_bits);
     tcase_add_test(tc, test_mrc_reliability_rtt_in_stats);
     suite_add_tcase(s, tc);
     return s;
