@@ -41,6 +41,7 @@ struct ctl_ha {
     util_elect pub; /* the election as of the last step */
     bool caught_up; /* the store holds etcd's version as of the last sync while leading */
     int64_t vmod;   /* the version key's mod revision as last seen (0: none) */
+    int64_t vver;   /* the version it held at that revision: a commit writes vver + 1 */
     json_object *members;
     unsigned ahead;        /* the thread's: polls on end that found the store ahead of etcd */
     pthread_mutex_t wlock; /* one change at a time */
@@ -51,6 +52,16 @@ static int64_t mono_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The version key as read at |mod_rev|: revisions only grow, so an older read (a range taken
+ * before our own commit landed) changes nothing. Called with ha->lock held. */
+static void seen_version(ctl_ha *ha, int64_t mod_rev, int64_t version)
+{
+    if (mod_rev > ha->vmod) {
+        ha->vmod = mod_rev;
+        ha->vver = version;
+    }
 }
 
 static void key_of(char *dest, size_t len, const char *dir, int64_t n)
@@ -167,7 +178,7 @@ int ctl_ha_commit(ctl_ha *ha, ctl_change *c, char *err, size_t errlen)
     pthread_mutex_lock(&ha->lock);
     bool leading = util_elect_leading(&ha->pub) && ha->caught_up;
     util_elect fence = ha->pub;
-    int64_t vmod = ha->vmod;
+    int64_t vmod = ha->vmod, vver = ha->vver;
     pthread_mutex_unlock(&ha->lock);
     int rv = -EPERM;
     char *rec = NULL;
@@ -176,14 +187,24 @@ int ctl_ha_commit(ctl_ha *ha, ctl_change *c, char *err, size_t errlen)
         snprintf(err, errlen, "this controller does not lead");
         goto out;
     }
-    c->version = ctl_store_version(ha->cfg.store) + 1;
-    c->epoch = fence.epoch;
-    c->time = ctl_now_ms();
-    if (c->version <= 0) {
+    /* the version comes from the version key as last seen, not from the store: the compare on
+     * its revision then makes vver + 1 new in etcd whatever the store holds (a resync that read
+     * etcd before our last commit may have set it back), so no two changes share a version, nor
+     * two adds an id. The store must hold that version too: what an add was checked against. */
+    int64_t have = ctl_store_version(ha->cfg.store);
+    if (have != vver || vmod <= 0) {
         rv = -EAGAIN;
-        snprintf(err, errlen, "the store could not be read");
+        snprintf(err, errlen,
+                 have < 0 ? "the store could not be read"
+                          : "this controller is catching up with etcd (version %" PRId64
+                            " here, %" PRId64 " there)",
+                 have, vver);
+        pthread_cond_signal(&ha->cond);
         goto out;
     }
+    c->version = vver + 1;
+    c->epoch = fence.epoch;
+    c->time = ctl_now_ms();
     int64_t tick = c->op == CTL_CHANGE_TICK ? c->time : ctl_store_window_last(ha->cfg.store);
     if (c->op == CTL_CHANGE_ADD) {
         c->entry.id = c->version; /* ids grow with the version: unique across leaders */
@@ -227,7 +248,7 @@ int ctl_ha_commit(ctl_ha *ha, ctl_change *c, char *err, size_t errlen)
         goto out;
     }
     pthread_mutex_lock(&ha->lock);
-    ha->vmod = header_rev(ans);
+    seen_version(ha, header_rev(ans), c->version);
     pthread_mutex_unlock(&ha->lock);
     /* committed: the store takes it now, or its follower takes it from the log */
     int arv = ctl_store_apply(ha->cfg.store, c);
@@ -290,6 +311,14 @@ static int load_snapshot(ctl_ha *ha, char *err, size_t errlen)
             goto out;
         }
     }
+    /* a commit of ours landed after this snapshot was read: it is older than the store */
+    pthread_mutex_lock(&ha->lock);
+    bool stale = vk[0].mod_rev < ha->vmod;
+    pthread_mutex_unlock(&ha->lock);
+    if (stale) {
+        rv = 0;
+        goto out;
+    }
     rv = ctl_store_resync(ha->cfg.store, v, nd, version, epoch, tick);
     if (rv != 0) {
         snprintf(err, errlen, "the store: %s", ctl_store_strerror(rv));
@@ -299,7 +328,7 @@ static int load_snapshot(ctl_ha *ha, char *err, size_t errlen)
              "the denylist from etcd: %zu entries, version %" PRId64 " of epoch %" PRId64, nd,
              version, epoch);
     pthread_mutex_lock(&ha->lock);
-    ha->vmod = vk[0].mod_rev > ha->vmod ? vk[0].mod_rev : ha->vmod;
+    seen_version(ha, vk[0].mod_rev, version);
     pthread_mutex_unlock(&ha->lock);
     rv = 0;
 out:
@@ -346,6 +375,9 @@ static int seed(ctl_ha *ha, const util_elect *el, char *err, size_t errlen)
     }
     int64_t version = ctl_store_version(ha->cfg.store);
     char vtext[128], k[200];
+    pthread_mutex_lock(&ha->lock);
+    ha->vmod = ha->vver = 0; /* a cluster begun anew: its revisions too */
+    pthread_mutex_unlock(&ha->lock);
     json_object *ops = json_object_new_array(), *end = util_etcd_prefix_end(ha->kdeny);
     char *e = util_etcd_unb64(end, NULL);
     json_object_put(end);
@@ -401,8 +433,7 @@ static int sync_log(ctl_ha *ha, bool *pchanged, char *err, size_t errlen)
     int64_t have = ctl_store_version(ha->cfg.store);
     if (have == version && ctl_store_epoch(ha->cfg.store) == epoch) {
         pthread_mutex_lock(&ha->lock);
-        /* a commit may have moved it since this range was read: mod revisions only grow */
-        ha->vmod = vk[0].mod_rev > ha->vmod ? vk[0].mod_rev : ha->vmod;
+        seen_version(ha, vk[0].mod_rev, version);
         pthread_mutex_unlock(&ha->lock);
         goto out;
     }
@@ -411,6 +442,10 @@ static int sync_log(ctl_ha *ha, bool *pchanged, char *err, size_t errlen)
     if (have > version || have < 0) {
         if (++ha->ahead >= 10) {
             ha->ahead = 0;
+            /* etcd's revisions may have begun again too: what was seen of them goes */
+            pthread_mutex_lock(&ha->lock);
+            ha->vmod = ha->vver = 0;
+            pthread_mutex_unlock(&ha->lock);
             rv = load_snapshot(ha, err, errlen);
             *pchanged = rv == 0;
         }
@@ -440,6 +475,11 @@ static int sync_log(ctl_ha *ha, bool *pchanged, char *err, size_t errlen)
             goto out;
         }
         *pchanged = true;
+    }
+    if (nl > 0 && ctl_store_version(ha->cfg.store) == version) {
+        pthread_mutex_lock(&ha->lock);
+        seen_version(ha, vk[0].mod_rev, version);
+        pthread_mutex_unlock(&ha->lock);
     }
     if (nl == 0) {
         rv = load_snapshot(ha, err, errlen);

@@ -231,10 +231,12 @@ def main():
 
     # every acknowledged entry, on every controller, and the three the same
     time.sleep(1)
-    views = []
+    views, reasons = [], {}
     for c in ctls:
         s, j, _ = call(c.url + "/api/v1/denylist")
         views.append((j["version"], sorted(e["id"] for e in j["entries"])) if s == 200 else None)
+        if c is ctls[0] and s == 200:
+            reasons = {e["id"]: e["reason"] for e in j["entries"]}
     ids = set(views[0][1]) if views[0] else set()
     lost = [eid for eid in acked.values() if eid not in ids]
     distinct = len(set(acked.values()))
@@ -242,6 +244,9 @@ def main():
           f"({distinct} ids for {len(acked)} adds)")
     print(f"  the final denylist: {len(ids)} entries, version {views[0][0] if views[0] else None}")
     check(not lost, f"no acknowledged entry lost ({len(acked)} acknowledged, {len(lost)} missing)")
+    # a version written twice would leave the id but the later add's entry under it
+    changed = [n for n, eid in acked.items() if eid in ids and reasons.get(eid) != f"ha stream {n}"]
+    check(not changed, f"each acknowledged entry is the one added ({len(changed)} hold another's)")
     check(views[0] is not None and views.count(views[0]) == 3,
           f"the three controllers hold one denylist (versions {[v[0] if v else None for v in views]})")
 
