@@ -163,6 +163,8 @@ static json_object *qp_totals(const agent_perf *pf)
         mrc_qp_get_stats(pf->q[i].m.qp, &s);
         t.data_pkts_sent += s.data_pkts_sent;
         t.retx_pkts += s.retx_pkts;
+        t.retx_spurious += s.retx_spurious;
+        t.path_order_off |= s.path_order_off;
         for (int k = 0; k < MRC_RETX_CAUSES; k++) {
             t.retx_by_cause[k] += s.retx_by_cause[k];
         }
@@ -179,6 +181,8 @@ static json_object *qp_totals(const agent_perf *pf)
     }
     json_object_object_add(o, "data_pkts_sent", json_object_new_uint64(t.data_pkts_sent));
     json_object_object_add(o, "retx_pkts", json_object_new_uint64(t.retx_pkts));
+    json_object_object_add(o, "retx_spurious", json_object_new_uint64(t.retx_spurious));
+    json_object_object_add(o, "path_order_off", json_object_new_boolean(t.path_order_off));
     json_object_object_add(o, "timeouts", json_object_new_uint64(t.timeouts));
     static const char *const causes[MRC_RETX_CAUSES] = {"timeout", "nack", "inferred", "probe",
                                                         "port"};

@@ -507,6 +507,8 @@ typedef enum mrc_retx_cause {
 typedef struct mrc_qp_stats {
     uint64_t data_pkts_sent, data_bytes_sent;
     uint64_t retx_pkts, retx_bytes, retx_by_cause[MRC_RETX_CAUSES];
+    uint64_t retx_spurious; /* resends an acknowledgement of the copy before showed needless */
+    bool path_order_off;    /* a path reordered within an EV: the path-order rule stopped */
     uint64_t sacks_sent, sacks_rcvd, acks_sent, acks_rcvd;
     uint64_t nacks_sent[MRC_NACK_REASONS], nacks_rcvd[MRC_NACK_REASONS];
     uint64_t timeouts, ecn_echoes, always_skips;

@@ -133,6 +133,7 @@ typedef struct mrc_txp {
 #define TXP_HELD (1u << 3)   /* waiting out a resource NACK */
 #define TXP_NACKED (1u << 4) /* queued by a NACK: the resend is free of the retry budget */
 #define TXP_INFL (1u << 5)   /* its latest copy counts in the congestion window */
+#define TXP_PORDER (1u << 6) /* found lost by path order: a spurious resend disproves it */
 
 typedef struct mrc_swqe {
     uint64_t wr_id;
@@ -246,6 +247,10 @@ struct mrc_qp {
     uint64_t sack_seen;
     uint64_t reo_wnd; /* reordering window, grown by spurious retransmissions */
     uint32_t acks_since_spurious;
+    bool path_order; /* the path-order rule is on: ev_in_order, until a path reorders */
+    /* while a SACK is read: when its trigger's copy went out (0: unknown), and its slot */
+    uint64_t sack_trig_sent;
+    uint32_t sack_trig_slot;
     uint64_t reo_widened;   /* when the reordering window last grew */
     uint64_t stalled_since; /* a retransmission has waited for an EV since (0: none) */
     uint64_t min_rtt, srtt;

@@ -417,6 +417,7 @@ int mrc_qp_get_stats(const mrc_qp *qp, mrc_qp_stats *stats)
     stats->srtt_ns = qp->srtt;
     stats->min_rtt_ns = qp->min_rtt;
     stats->reo_wnd_ns = qp->reo_wnd;
+    stats->path_order_off = qp->ctx->set.ev_in_order && !qp->path_order;
     stats->rto_ns = qp->rto;
     mrc_cc_stats(qp, stats);
     return 0;

@@ -45,6 +45,8 @@ int mrc_req_setup(mrc_qp *qp, uint64_t now)
     qp->sack_seen_psn = qp->snd_una;
     qp->reo_wnd = qp->ctx->set.reorder_ns;
     qp->acks_since_spurious = 0;
+    qp->path_order = qp->ctx->set.ev_in_order;
+    qp->sack_trig_sent = 0;
     qp->min_rtt = qp->srtt = 0;
     qp->reo_widened = 0;
     qp->stalled_since = 0;
@@ -231,9 +233,21 @@ static void ack_one(mrc_qp *qp, uint32_t s, uint64_t now)
      * guesses; the late copy measures it). A lost SACK looks the same, the copy's arrival
      * reported only when the cumulative PSN passes it, so the window grows by at most a
      * round trip per round trip, and to at most half the base timeout: a wider window would
-     * outlast the MPR window and leave every loss to the tail-loss probe. */
+     * outlast the MPR window and leave every loss to the tail-loss probe. A SACK triggered by
+     * the PSN itself, reflecting a timestamp from before the resend, is the same sign however
+     * far a queue stretched the round trip (which the half minimum RTT cannot tell): the copy
+     * that arrived is the earlier one. A resend the path-
+     * order rule made proves that an EV's path reordered its own packets (a software switch
+     * queues per CPU, adaptive routing moves them): the rule stops for the QP, RACK's window
+     * alone judges from then on. */
     uint64_t since = now - t->sent;
-    if (t->attempts && qp->min_rtt && since < qp->min_rtt / 2) {
+    bool before = qp->sack_trig_sent && s == qp->sack_trig_slot &&
+                  t->sent > qp->sack_trig_sent + (2u << MRC_TS_SHIFT);
+    if (t->attempts && (before || (qp->min_rtt && since < qp->min_rtt / 2))) {
+        qp->st.retx_spurious++;
+        if (t->flags & TXP_PORDER) {
+            qp->path_order = false;
+        }
         uint64_t late = t->age + since > qp->min_rtt ? t->age + since - qp->min_rtt : 0;
         uint64_t want = late + late / 4, step = qp->reo_wnd + qp->srtt, cap = qp->rto_base / 2;
         want = want < step ? want : step;
@@ -330,6 +344,7 @@ static void path_order_check(mrc_qp *qp, int32_t off, uint64_t rcvd, int32_t bas
         if (w->attempts == 0 && w->evi == t->evi) {
             mrc_ev_lost(qp, t->evi, now);
             mark_lost(qp, slot, MRC_RETX_INFERRED);
+            qp->txp[slot].flags |= TXP_PORDER;
             return;
         }
     }
@@ -876,7 +891,7 @@ static void sack_bitmap(mrc_qp *qp, const mrc_sack_hdr *s, int32_t out, uint64_t
             ack_one(qp, slot, now);
         }
     }
-    if (qp->ctx->set.ev_in_order) {
+    if (qp->path_order) {
         path_order_detect(qp, s->bitmap, rcvd, base, out, now);
     }
 }
@@ -904,6 +919,16 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
             rtt_sample(qp, rtt);
         }
     }
+    /* when the trigger's copy went out, by the timestamp the SACK reflects (RFC 3522, Eifel):
+     * it tells which copy of the trigger arrived, and of no other PSN the SACK reports (on many
+     * paths a copy sent before a resend may well arrive after it) */
+    uint64_t age = mrc_ts_rtt(s->ts, now);
+    qp->sack_trig_sent = 0;
+    if (!s->pr && qp->ctx->set.tseth && outstanding(qp, trig) && age < MRC_TS_WRAP_NS / 2 &&
+        age < now) {
+        qp->sack_trig_sent = now - age;
+        qp->sack_trig_slot = slot_of(qp, trig);
+    }
     if (!s->pr && !rtt && qp->ctx->set.tseth) {
         /* a resend's SACK still times the very copy that triggered it, by the timestamp it
          * reflects: a QP whose every packet was trimmed at least once would otherwise have no
@@ -923,6 +948,7 @@ int mrc_req_on_sack(mrc_qp *qp, const mrc_sack_hdr *s, uint64_t now)
     if (s->bitmap) {
         sack_bitmap(qp, s, out, now);
     }
+    qp->sack_trig_sent = 0; /* the rule is this SACK's alone */
     if (s->pr) {
         on_probe_answer(qp, (uint16_t)s->ack_psn_offset, s->m, now);
     } else {

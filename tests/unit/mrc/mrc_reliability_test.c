@@ -1035,6 +1035,92 @@ START_TEST(test_mrc_reliability_loss_by_path_order)
 }
 END_TEST
 
+/* A SACK that reflects the send time |ts_ns| of its trigger's copy. */
+static void sack_at(mrc_test_pkt *out, const mrc_test_node *to, uint32_t cack, int16_t ack_off,
+                    uint64_t bitmap, uint32_t ev, uint64_t ts_ns)
+{
+    mrc_pkt pkt;
+    mrc_test_pkt_init(&pkt, to, MRC_OP_SACK, 0, mrc_test_ev(0, 0), cack);
+    pkt.has = MRC_HAS_SETH;
+    pkt.seth.ack_psn_offset = ack_off;
+    pkt.seth.entropy = ev;
+    pkt.seth.cack_psn = cack & 0xffffff;
+    pkt.seth.sack_offset = 1;
+    pkt.seth.bitmap = bitmap;
+    pkt.cc.ts = (uint16_t)(ts_ns >> MRC_TS_SHIFT);
+    mrc_test_build(out, &pkt, NULL, 0, to->icrc);
+}
+
+/* Eight packets at time 0, all but the first acknowledged at 1 us (the minimum RTT), the first
+ * resent by RACK; then the first acknowledged |late| after its resend, by a SACK whose trigger
+ * is the first and reflects |ts_ns|. Returns the statistics after it. */
+static mrc_qp_stats resent_then_acked(bool in_order, uint64_t late, uint64_t ts_ns)
+{
+    mrc_test_opts o;
+    mrc_test_node a;
+    mrc_test_opts_default(&o);
+    o.ports = 1;
+    o.evs_per_port = 2;
+    o.mtu = 256;
+    o.set.ev_in_order = in_order;
+    requester(&a, &o);
+    uint32_t p0 = o.sq_psn;
+    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
+    mrc_test_pkt p;
+    uint32_t ev0 = 0;
+    for (unsigned k = 0; k < 8; k++) {
+        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+        ev0 = k ? ev0 : p.info.ev;
+    }
+    sack_at(&p, &a, PSN(p0, -1), 7, 0xfe, ev0, 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 1000), 0);
+    uint64_t now = 1000;
+    while (mrc_test_pull(&a, &p, now) == 0) {
+        now = mrc_get_expiry(a.ctx);
+        ck_assert_uint_lt(now, 1000000);
+        mrc_handle_expiry(a.ctx, now);
+    }
+    ck_assert_uint_eq(p.pkt.bth.psn, p0);
+    ck_assert_uint_eq(p.pkt.bth.rtx, 1);
+    sack_at(&p, &a, PSN(p0, 7), -7, 0, ev0, ts_ns ? now + ts_ns : 0);
+    ck_assert_int_eq(mrc_test_push(&a, &p, NULL, now + late), 0);
+    mrc_qp_stats st = mrc_test_stats(&a);
+    mrc_test_node_free(&a);
+    return st;
+}
+
+/* A resend acknowledged by a SACK whose trigger's timestamp predates it was spurious, however
+ * long after the resend the SACK came (a queue stretched the round trip far past the minimum
+ * RTT): the reordering window widens. A trigger sent after the resend proves nothing. */
+START_TEST(test_mrc_reliability_spurious_by_timestamp)
+{
+    mrc_qp_stats st = resent_then_acked(false, 50000, 0);
+    ck_assert_uint_eq(st.retx_pkts, 1);
+    ck_assert_uint_eq(st.retx_spurious, 1);
+    ck_assert_uint_gt(st.reo_wnd_ns, 2000);
+    st = resent_then_acked(false, 50000, 1000); /* its trigger went out 1 us after the resend */
+    ck_assert_uint_eq(st.retx_spurious, 0);
+    ck_assert_uint_eq(st.reo_wnd_ns, 2000);
+    st = resent_then_acked(false, 200, 1000); /* sooner than half the minimum RTT */
+    ck_assert_uint_eq(st.retx_spurious, 1);
+}
+END_TEST
+
+/* A resend the path-order rule made that turns out spurious proves that the EV's path
+ * reordered its own packets: the rule stops for the QP. A RACK resend says nothing of it. */
+START_TEST(test_mrc_reliability_path_order_stops)
+{
+    mrc_qp_stats st = resent_then_acked(true, 50000, 0);
+    ck_assert_uint_eq(st.retx_by_cause[MRC_RETX_INFERRED], 1);
+    ck_assert_uint_eq(st.retx_spurious, 1);
+    ck_assert(st.path_order_off);
+    st = resent_then_acked(true, 50000, 1000);
+    ck_assert(!st.path_order_off);
+    st = resent_then_acked(false, 50000, 0);
+    ck_assert(!st.path_order_off);
+}
+END_TEST
+
 /* A resend that waits for an EV and is then acknowledged (its first copy arrived after all)
  * leaves no deadline behind: the timer neither fires for it nor spins on it. A regression
  * test: the stall's deadline stayed in the expiry with nothing to resend, and mrc_handle_expiry
@@ -1148,6 +1234,8 @@ Suite *mrc_reliability_suite(void)
     tcase_add_test(tc, test_mrc_reliability_loss_by_path_order);
     tcase_add_test(tc, test_mrc_reliability_sack_repeated_bits);
     tcase_add_test(tc, test_mrc_reliability_rtt_in_stats);
+    tcase_add_test(tc, test_mrc_reliability_spurious_by_timestamp);
+    tcase_add_test(tc, test_mrc_reliability_path_order_stops);
     suite_add_tcase(s, tc);
     return s;
 }
