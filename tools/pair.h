@@ -64,7 +64,7 @@ typedef struct pair_result {
     mrc_qp_stats req, rsp;
     mrc_ctx_stats ctx_req, ctx_rsp;
     uint32_t ev_states[4];
-    double wall_s;
+    double wall_s, cpu_s; /* the run's wall-clock time, and its thread's CPU time */
 } pair_result;
 
 void pair_result_get(const pair *p, pair_result *r);

@@ -3,36 +3,47 @@
  * a kernel UDP socket, and tshark's validation, drop a packet whose checksum is 0 or wrong.
  * The ones' complement sum does not depend on byte order (RFC 1071 §2(B)): the words are added
  * as the machine loads them and the folded sum stored the same way, which lets the loop add
- * whole 32-bit words into a 64-bit accumulator with no carry handling, and the compiler
- * vectorize it; a data packet is up to 8 KiB, summed once per transmission. */
+ * whole 64-bit words; a data packet is up to 8 KiB, summed once per transmission (32-bit words
+ * into a 64-bit sum took 4,300 instructions for a 4 KiB packet, these 2,000). */
 #include <mrcfab/mrc.h>
 #include <string.h>
 
 #define IP6_LEN 40
 #define UDP_LEN 8
 
+/* One 64-bit word into the sum, the carry out of it added back in (end-around carry: the
+ * ones' complement sum of 64-bit words folds to that of the 16-bit words, RFC 1071 §2(C)). */
+static inline uint64_t add64(uint64_t acc, uint64_t w)
+{
+    acc += w;
+    return acc + (acc < w);
+}
+
 static uint64_t add_words(uint64_t acc, const uint8_t *p, size_t n)
 {
-    uint64_t a0 = 0, a1 = 0;
+    uint64_t a0 = 0, a1 = 0, w0, w1, w2, w3;
     size_t i = 0;
+    /* two chains of carries, four words a turn: the adds of one overlap those of the other */
+    for (; i + 32 <= n; i += 32) {
+        memcpy(&w0, p + i, 8);
+        memcpy(&w1, p + i + 8, 8);
+        memcpy(&w2, p + i + 16, 8);
+        memcpy(&w3, p + i + 24, 8);
+        a0 = add64(add64(a0, w0), w2);
+        a1 = add64(add64(a1, w1), w3);
+    }
     for (; i + 8 <= n; i += 8) {
-        uint32_t w0, w1;
-        memcpy(&w0, p + i, 4);
-        memcpy(&w1, p + i + 4, 4);
-        a0 += w0;
-        a1 += w1;
+        memcpy(&w0, p + i, 8);
+        a0 = add64(a0, w0);
     }
     if (i < n) {
         /* the tail, zero-filled in place: an odd last byte is the high byte of its word */
         uint8_t t[8] = {0};
-        uint32_t w0, w1;
         memcpy(t, p + i, n - i);
-        memcpy(&w0, t, 4);
-        memcpy(&w1, t + 4, 4);
-        a0 += w0;
-        a1 += w1;
+        memcpy(&w0, t, 8);
+        a1 = add64(a1, w0);
     }
-    return acc + a0 + a1;
+    return add64(add64(acc, a0), a1);
 }
 
 static uint16_t fold(uint64_t s)

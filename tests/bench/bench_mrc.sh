@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The engine's speed: instructions per data packet on each side (callgrind, payload copy
-# excluded) and mrc-pair goodput with 4 KiB packets on one core, against the targets.
+# excluded) and mrc-pair goodput per CPU-second with 4 KiB packets on one core, against the targets.
 # Usage: tests/bench/bench_mrc.sh [--smoke] [BUILD_DIR]   (BUILD_DIR default build)
 #   BENCH_PKTS (20000 packets under callgrind), BENCH_RUNS (3 mrc-pair runs, the best taken),
 #   BENCH_MSGS (2000 messages of 1 MiB a run), BENCH_BURST (16); --smoke: 2000, 1 and 200.
@@ -64,22 +64,35 @@ echo "engine instructions per 4 KiB data packet, payload copy excluded (callgrin
 echo "  sender   $send in bursts of $burst, $send1 one at a time   (with ICRC and UDP checksum: $send_icrc)"
 echo "  receiver $recv in bursts of $burst, $recv1 one at a time   (with ICRC and UDP checksum: $recv_icrc)"
 
-goodput() {
-    local best=0 g
-    for _ in $(seq "$runs"); do
-        g=$("$bin/mrc-pair" --msgs "$msgs" --size 1048576 --planes 8 "$@" |
-            sed -n 's/.*"wall_goodput_gbps": \([0-9.]*\).*/\1/p')
-        [ -n "$g" ] || { echo "bench_mrc: mrc-pair $* printed no wall_goodput_gbps" >&2; exit 1; }
-        best=$(echo "$g $best" | awk '{print ($1 > $2) ? $1 : $2}')
-    done
-    echo "$best"
+# one mrc-pair run: "CPU-time goodput wall-clock goodput" (Gb/s). The CPU-time figure is the
+# one judged: on a shared or virtual machine, what other work and the hypervisor take comes and
+# goes between runs (the wall-clock ratio of two runs of 1.3 s ranged from 75 to 102 % here)
+pair_run() {
+    "$bin/mrc-pair" --msgs "$msgs" --size 1048576 --planes 8 --seed 1 "$@" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j["cpu_goodput_gbps"], j["wall_goodput_gbps"])' || {
+        echo "bench_mrc: mrc-pair $* failed" >&2
+        exit 1
+    }
 }
-clean=$(goodput --seed 1)
-lossy=$(goodput --seed 1 --loss 0.01)
+# the runs without and with loss alternate, so that both see the same load; best of each
+best() { awk -v k="$1" '{if ($k > m) m = $k} END {printf "%.3f", m}'; }
+: >"$tmp/clean"
+: >"$tmp/lossy"
+for _ in $(seq "$runs"); do
+    pair_run >>"$tmp/clean"
+    pair_run --loss 0.01 >>"$tmp/lossy"
+done
+clean=$(best 1 <"$tmp/clean")
+lossy=$(best 1 <"$tmp/lossy")
+clean_wall=$(best 2 <"$tmp/clean")
+lossy_wall=$(best 2 <"$tmp/lossy")
 ratio=$(echo "$lossy $clean" | awk '{printf "%.1f", 100 * $1 / $2}')
-echo "mrc-pair goodput, $msgs x 1 MiB, 4 KiB MTU, 8 planes, one core (best of $runs):"
-echo "  no loss  $clean Gb/s"
-echo "  1% loss  $lossy Gb/s ($ratio % of no loss)"
+echo "mrc-pair goodput per CPU-second, $msgs x 1 MiB, 4 KiB MTU, 8 planes, one core (best of $runs,"
+echo "the runs alternating; wall-clock beside):"
+echo "  no loss  $clean Gb/s   (wall clock $clean_wall Gb/s)"
+echo "  1% loss  $lossy Gb/s   ($ratio % of no loss; wall clock $lossy_wall Gb/s)"
 
 verdict() { if [ "$1" = 1 ]; then echo PASS; else echo FAIL; fi; }
 echo "targets:"
