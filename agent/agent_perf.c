@@ -169,6 +169,10 @@ static json_object *qp_totals(const agent_perf *pf)
             t.retx_by_cause[k] += s.retx_by_cause[k];
         }
         t.timeouts += s.timeouts;
+        t.sacks_sent += s.sacks_sent;
+        t.sacks_rcvd += s.sacks_rcvd;
+        t.acks_sent += s.acks_sent;
+        t.acks_rcvd += s.acks_rcvd;
         t.data_pkts_rcvd += s.data_pkts_rcvd;
         t.dup_pkts_rcvd += s.dup_pkts_rcvd;
         for (int r = 0; r < MRC_NACK_REASONS; r++) {
@@ -192,6 +196,11 @@ static json_object *qp_totals(const agent_perf *pf)
     }
     json_object_object_add(o, "retx_by_cause", rc);
     json_object_object_add(o, "nacks_rcvd", json_object_new_uint64(nacks));
+    /* the answers a data packet costs: each one crosses the fabric back, a packet of its own */
+    json_object_object_add(o, "sacks_sent", json_object_new_uint64(t.sacks_sent));
+    json_object_object_add(o, "sacks_rcvd", json_object_new_uint64(t.sacks_rcvd));
+    json_object_object_add(o, "acks_sent", json_object_new_uint64(t.acks_sent));
+    json_object_object_add(o, "acks_rcvd", json_object_new_uint64(t.acks_rcvd));
     json_object_object_add(o, "data_pkts_rcvd", json_object_new_uint64(t.data_pkts_rcvd));
     json_object_object_add(o, "dup_pkts_rcvd", json_object_new_uint64(t.dup_pkts_rcvd));
     json_object *ev = json_object_new_object();
