@@ -927,24 +927,32 @@ END_TEST
 /* One EV is one path, which keeps order: a packet the SACK reports missing while a later first
  * copy on its EV is reported received is lost, at once, within any reordering window; with
  * ev_in_order off the same SACK is mere reordering. */
-static void path_order_case(bool in_order)
+/* A requester on one port of two EVs that sent a write of eight 256-byte packets at time 0, from
+ * PSN *|pp0|, their EVs in |ev|. */
+static void eight_sent(mrc_test_node *a, bool in_order, uint32_t *pp0, uint32_t ev[8])
 {
     mrc_test_opts o;
-    mrc_test_node a;
     mrc_test_opts_default(&o);
     o.ports = 1;
     o.evs_per_port = 2;
     o.mtu = 256;
     o.set.ev_in_order = in_order;
-    requester(&a, &o);
-    uint32_t p0 = o.sq_psn;
-    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
+    requester(a, &o);
+    *pp0 = o.sq_psn;
+    ck_assert_int_eq(mrc_test_post_write(a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
     mrc_test_pkt p;
-    uint32_t ev[8];
     for (unsigned k = 0; k < 8; k++) {
-        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
+        ck_assert_int_gt(mrc_test_pull(a, &p, 0), 0);
         ev[k] = p.info.ev;
     }
+}
+
+static void path_order_case(bool in_order)
+{
+    mrc_test_node a;
+    mrc_test_pkt p;
+    uint32_t p0, ev[8];
+    eight_sent(&a, in_order, &p0, ev);
     unsigned later = 1;
     while (later < 8 && ev[later] != ev[0]) {
         later++;
@@ -1056,22 +1064,11 @@ static void sack_at(mrc_test_pkt *out, const mrc_test_node *to, uint32_t cack, i
  * is the first and reflects |ts_ns|. Returns the statistics after it. */
 static mrc_qp_stats resent_then_acked(bool in_order, uint64_t late, uint64_t ts_ns)
 {
-    mrc_test_opts o;
     mrc_test_node a;
-    mrc_test_opts_default(&o);
-    o.ports = 1;
-    o.evs_per_port = 2;
-    o.mtu = 256;
-    o.set.ev_in_order = in_order;
-    requester(&a, &o);
-    uint32_t p0 = o.sq_psn;
-    ck_assert_int_eq(mrc_test_post_write(&a, 1, false, 0, 0, 8 * 256, 0x10000, 0x101, 0), 0);
     mrc_test_pkt p;
-    uint32_t ev0 = 0;
-    for (unsigned k = 0; k < 8; k++) {
-        ck_assert_int_gt(mrc_test_pull(&a, &p, 0), 0);
-        ev0 = k ? ev0 : p.info.ev;
-    }
+    uint32_t p0, ev[8];
+    eight_sent(&a, in_order, &p0, ev);
+    uint32_t ev0 = ev[0];
     sack_at(&p, &a, PSN(p0, -1), 7, 0xfe, ev0, 0);
     ck_assert_int_eq(mrc_test_push(&a, &p, NULL, 1000), 0);
     uint64_t now = 1000;
